@@ -1,0 +1,303 @@
+"""Built-in models, each a plain description in ``sympy.physics.mechanics`` terms.
+
+Every builder returns a :class:`Model`: the keyword arguments that both
+``KanesMethod`` and :class:`codegen.GibbsAppellMethod` accept, plus the
+constants and specified inputs, so one description feeds both formulations
+(the tests use KanesMethod as the oracle on exactly the same input).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sm
+import sympy.physics.mechanics as me
+
+__all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
+           "n_pendulum_on_cart", "spatial_chain", "chaplygin_sleigh",
+           "offset_pendulum", "EXAMPLES"]
+
+
+@dataclass
+class Model:
+    """A description ready for ``KanesMethod(**model.kwargs)``."""
+    name: str
+    frame: me.ReferenceFrame
+    q_ind: list
+    u_ind: list
+    kd_eqs: list
+    bodies: list
+    loads: list = field(default_factory=list)
+    q_dependent: list = field(default_factory=list)
+    u_dependent: list = field(default_factory=list)
+    velocity_constraints: list = field(default_factory=list)
+    configuration_constraints: list = field(default_factory=list)
+    constants: list = field(default_factory=list)
+    specifieds: list = field(default_factory=list)
+    potential_energy: sm.Expr = sm.S.Zero
+    doc: str = ""
+
+    @property
+    def kwargs(self):
+        """Keywords shared by KanesMethod and GibbsAppellMethod."""
+        kw = dict(frame=self.frame, q_ind=self.q_ind, u_ind=self.u_ind,
+                  kd_eqs=self.kd_eqs, bodies=self.bodies,
+                  forcelist=self.loads)
+        if self.q_dependent:
+            kw.update(q_dependent=self.q_dependent,
+                      configuration_constraints=self.configuration_constraints)
+        if self.u_dependent:
+            kw.update(u_dependent=self.u_dependent,
+                      velocity_constraints=self.velocity_constraints)
+        return kw
+
+    def energy(self):
+        """Kinetic plus potential energy, in q, u (dynamicsymbols)."""
+        N = self.frame
+        T = sum(b.kinetic_energy(N) for b in self.bodies)
+        return T + self.potential_energy
+
+
+def dumbbell():
+    """Greenwood Example 4.10: dumbbell on a plane, knife edge at particle 1.
+
+    q = (x, y, phi); u1 = v (speed along the knife edge), u2 = phi',
+    u3 = lateral speed, constrained to zero. Particle 2 sits at distance l
+    along the knife edge direction e_t.
+    """
+    x, y, phi = me.dynamicsymbols('x y phi')
+    u1, u2, u3 = me.dynamicsymbols('u1 u2 u3')
+    m, l = sm.symbols('m l', positive=True)
+    N = me.ReferenceFrame('N')
+    E = N.orientnew('E', 'Axis', [phi, N.z])      # e_t = E.x, e_n = E.y
+    E.set_ang_vel(N, u2 * N.z)
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    P1 = O.locatenew('P1', x * N.x + y * N.y)
+    P1.set_vel(N, u1 * E.x + u3 * E.y)
+    P2 = P1.locatenew('P2', l * E.x)
+    P2.v2pt_theory(P1, N, E)
+    kd = [u1 - (x.diff() * sm.cos(phi) + y.diff() * sm.sin(phi)),
+          u2 - phi.diff(),
+          u3 - (-x.diff() * sm.sin(phi) + y.diff() * sm.cos(phi))]
+    bodies = [me.Particle('p1', P1, m), me.Particle('p2', P2, m)]
+    return Model('dumbbell', N, [x, y, phi], [u1, u2], kd, bodies,
+                 u_dependent=[u3], velocity_constraints=[u3],
+                 constants=[m, l], doc=dumbbell.__doc__)
+
+
+def _disk_frames(phi, theta, psi):
+    """Greenwood's triad: e_theta = B.x (horizontal), e_d = B.y, e_psi = B.z (axis)."""
+    N = me.ReferenceFrame('N')
+    A = N.orientnew('A', 'Axis', [phi, N.z])
+    B = A.orientnew('B', 'Axis', [theta, A.x])
+    D = B.orientnew('D', 'Axis', [psi, B.z])
+    return N, A, B, D
+
+
+def rolling_disk():
+    """Greenwood Example 4.11: thin disk rolling without slip on a plane.
+
+    Euler angles (phi, theta, psi), theta the angle between the disk axis
+    and the vertical; u1 = theta', u2 = omega_d = phi' sin(theta),
+    u3 = Omega = phi' cos(theta) + psi'. The contact is eliminated by writing
+    the centre's velocity as omega x (r e_d) (rolling), so the contact-point
+    coordinates do not appear.
+    """
+    phi, theta, psi = me.dynamicsymbols('phi theta psi')
+    u1, u2, u3 = me.dynamicsymbols('u1 u2 u3')
+    m, r, g = sm.symbols('m r g', positive=True)
+    N, A, B, D = _disk_frames(phi, theta, psi)
+    D.set_ang_vel(N, u1 * B.x + u2 * B.y + u3 * B.z)
+    B.set_ang_vel(N, u1 * B.x + u2 * B.y + u2 * sm.cos(theta) / sm.sin(theta) * B.z)
+    C = me.Point('C')
+    C.set_vel(N, D.ang_vel_in(N).cross(r * B.y))
+    I = me.inertia(B, m * r**2 / 4, m * r**2 / 4, m * r**2 / 2)
+    disk = me.RigidBody('disk', C, D, m, (I, C))
+    kd = [u1 - theta.diff(), u2 - phi.diff() * sm.sin(theta),
+          u3 - (phi.diff() * sm.cos(theta) + psi.diff())]
+    return Model('rolling_disk', N, [phi, theta, psi], [u1, u2, u3], kd,
+                 [disk], loads=[(C, -m * g * N.z)], constants=[m, r, g],
+                 potential_energy=m * g * r * sm.sin(theta),
+                 doc=rolling_disk.__doc__)
+
+
+def rolling_disk_contact():
+    """The rolling disk with contact-point coordinates and dependent speeds.
+
+    q = (x, y, phi, theta, psi), u = (u1..u5) with u4 = x', u5 = y' dependent:
+    the rolling constraint is given as two velocity constraints, the centre's
+    velocity is written from the contact point (x, y) without using rolling.
+    """
+    x, y, phi, theta, psi = me.dynamicsymbols('x y phi theta psi')
+    u1, u2, u3, u4, u5 = me.dynamicsymbols('u1:6')
+    m, r, g = sm.symbols('m r g', positive=True)
+    N, A, B, D = _disk_frames(phi, theta, psi)
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    P = O.locatenew('P', x * N.x + y * N.y)
+    P.set_vel(N, u4 * N.x + u5 * N.y)
+    C = P.locatenew('C', r * B.y)
+    D.set_ang_vel(N, u1 * B.x + u2 * B.y + u3 * B.z)
+    B.set_ang_vel(N, u1 * B.x + u2 * B.y + u2 * sm.cos(theta) / sm.sin(theta) * B.z)
+    C.v2pt_theory(P, N, B)
+    I = me.inertia(B, m * r**2 / 4, m * r**2 / 4, m * r**2 / 2)
+    disk = me.RigidBody('disk', C, D, m, (I, C))
+    kd = [u1 - theta.diff(), u2 - phi.diff() * sm.sin(theta),
+          u3 - (phi.diff() * sm.cos(theta) + psi.diff()),
+          u4 - x.diff(), u5 - y.diff()]
+    # contact point of the material disk has zero velocity
+    vcontact = C.vel(N) + D.ang_vel_in(N).cross(-r * B.y)
+    vc = [vcontact.dot(N.x), vcontact.dot(N.y)]
+    return Model('rolling_disk_contact', N, [x, y, phi, theta, psi],
+                 [u1, u2, u3], kd, [disk], loads=[(C, -m * g * N.z)],
+                 u_dependent=[u4, u5], velocity_constraints=vc,
+                 constants=[m, r, g], potential_energy=m * g * r * sm.sin(theta),
+                 doc=rolling_disk_contact.__doc__)
+
+
+def n_pendulum_on_cart(n=3):
+    """n-link pendulum on a cart: the benchmark model.
+
+    Cart of mass m0 moving along N.x under a specified force F(t); n massless
+    links of lengths l1..ln with point masses m1..mn at their ends; absolute
+    link angles q1..qn measured from N.x; gravity -g N.y; u = q'.
+    """
+    q = me.dynamicsymbols(f'q0:{n + 1}')
+    u = me.dynamicsymbols(f'u0:{n + 1}')
+    f = me.dynamicsymbols('F')
+    m = sm.symbols(f'm0:{n + 1}')
+    l = sm.symbols(f'l1:{n + 1}')
+    g = sm.symbols('g')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    P0 = O.locatenew('P0', q[0] * N.x)
+    P0.set_vel(N, u[0] * N.x)
+    bodies = [me.Particle('pa0', P0, m[0])]
+    loads = [(P0, f * N.x - m[0] * g * N.y)]
+    prev = P0
+    V = 0
+    for i in range(1, n + 1):
+        Ai = N.orientnew(f'A{i}', 'Axis', [q[i], N.z])
+        Ai.set_ang_vel(N, u[i] * N.z)
+        Pi = prev.locatenew(f'P{i}', l[i - 1] * Ai.x)
+        Pi.v2pt_theory(prev, N, Ai)
+        bodies.append(me.Particle(f'pa{i}', Pi, m[i]))
+        loads.append((Pi, -m[i] * g * N.y))
+        V += m[i] * g * Pi.pos_from(O).dot(N.y)
+        prev = Pi
+    kd = [ui - qi.diff() for qi, ui in zip(q, u)]
+    return Model(f'pendulum{n}', N, list(q), list(u), kd, bodies, loads,
+                 constants=[*m, *l, g], specifieds=[f], potential_energy=V,
+                 doc=n_pendulum_on_cart.__doc__)
+
+
+def spatial_chain(n=3):
+    """A spatial chain of n rigid bodies hanging from a fixed point.
+
+    Body i turns relative to its parent by body-fixed X-Y-Z angles; its mass
+    centre is offset from the joint, its inertia about the mass centre is a
+    full symmetric matrix; a specified torque T_i(t) about the body's z axis
+    acts between each body and its parent, gravity along -N.z; u are the
+    body-frame components of the angular velocity relative to the parent.
+    """
+    q, u, bodies, loads = [], [], [], []
+    kd = []
+    g = sm.symbols('g')
+    consts = [g]
+    specs = []
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    parent, joint = N, O
+    for i in range(1, n + 1):
+        qi = me.dynamicsymbols(f'q{i}_1:4')
+        ui = me.dynamicsymbols(f'u{i}_1:4')
+        Bi = parent.orientnew(f'B{i}', 'Body', qi, 'XYZ')
+        w = Bi.ang_vel_in(parent)
+        kd += [ui[k] - w.dot(Bi.x if k == 0 else Bi.y if k == 1 else Bi.z)
+               for k in range(3)]
+        Bi.set_ang_vel(parent, ui[0] * Bi.x + ui[1] * Bi.y + ui[2] * Bi.z)
+        m, a, b, c = sm.symbols(f'm{i} a{i} b{i} c{i}')
+        Ixx, Iyy, Izz, Ixy, Iyz, Izx = sm.symbols(f'I{i}xx I{i}yy I{i}zz I{i}xy I{i}yz I{i}zx')
+        Ci = joint.locatenew(f'C{i}', a * Bi.x + b * Bi.y + c * Bi.z)
+        Ci.v2pt_theory(joint, N, Bi)
+        I = me.inertia(Bi, Ixx, Iyy, Izz, Ixy, Iyz, Izx)
+        bodies.append(me.RigidBody(f'b{i}', Ci, Bi, m, (I, Ci)))
+        Ti = me.dynamicsymbols(f'T{i}')
+        loads += [(Ci, -m * g * N.z), (Bi, Ti * Bi.z), (parent, -Ti * Bi.z)] \
+            if parent is not N else [(Ci, -m * g * N.z), (Bi, Ti * Bi.z)]
+        nxt = Ci.locatenew(f'J{i + 1}', 2 * a * Bi.x)
+        nxt.v2pt_theory(joint, N, Bi)
+        consts += [m, a, b, c, Ixx, Iyy, Izz, Ixy, Iyz, Izx]
+        specs.append(Ti)
+        q += qi
+        u += ui
+        parent, joint = Bi, nxt
+    return Model(f'chain{n}', N, q, u, kd, bodies, loads, constants=consts,
+                 specifieds=specs, doc=spatial_chain.__doc__)
+
+
+def offset_pendulum():
+    """A 3-D compound pendulum whose inertia is given about the pivot.
+
+    The rigid body's reference point (the pivot P) is not its mass centre,
+    which exercises Greenwood's (4.292)/(4.297) with rho_c != 0.
+    """
+    q = me.dynamicsymbols('q1:4')
+    u = me.dynamicsymbols('u1:4')
+    m, g, a, b, c = sm.symbols('m g a b c')
+    I = sm.symbols('Jxx Jyy Jzz Jxy Jyz Jzx')
+    N = me.ReferenceFrame('N')
+    B = N.orientnew('B', 'Body', q, 'ZXY')
+    w = B.ang_vel_in(N)
+    kd = [u[0] - w.dot(B.x), u[1] - w.dot(B.y), u[2] - w.dot(B.z)]
+    B.set_ang_vel(N, u[0] * B.x + u[1] * B.y + u[2] * B.z)
+    P = me.Point('P')
+    P.set_vel(N, 0)
+    C = P.locatenew('C', a * B.x + b * B.y + c * B.z)
+    C.v2pt_theory(P, N, B)
+    body = me.RigidBody('body', C, B, m, (me.inertia(B, *I), P))
+    return Model('offset_pendulum', N, list(q), list(u), kd, [body],
+                 loads=[(C, -m * g * N.z)], constants=[m, g, a, b, c, *I],
+                 doc=offset_pendulum.__doc__)
+
+
+def chaplygin_sleigh():
+    """Chaplygin sleigh: a rigid body on a plane with a knife edge at P.
+
+    q = (x, y, theta) of the knife-edge point P; the mass centre lies a
+    distance a ahead of P along the body x axis; u1 = theta', u2 = speed of
+    P along the body x axis, u3 = lateral speed of P, constrained to zero.
+    """
+    x, y, th = me.dynamicsymbols('x y theta')
+    u1, u2, u3 = me.dynamicsymbols('u1:4')
+    m, a, Izz = sm.symbols('m a I_zz', positive=True)
+    N = me.ReferenceFrame('N')
+    B = N.orientnew('B', 'Axis', [th, N.z])
+    B.set_ang_vel(N, u1 * N.z)
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    P = O.locatenew('P', x * N.x + y * N.y)
+    P.set_vel(N, u2 * B.x + u3 * B.y)
+    C = P.locatenew('C', a * B.x)
+    C.v2pt_theory(P, N, B)
+    body = me.RigidBody('sleigh', C, B, m, (me.inertia(B, 0, 0, Izz), C))
+    kd = [u1 - th.diff(),
+          u2 - (x.diff() * sm.cos(th) + y.diff() * sm.sin(th)),
+          u3 - (-x.diff() * sm.sin(th) + y.diff() * sm.cos(th))]
+    return Model('chaplygin_sleigh', N, [x, y, th], [u1, u2], kd, [body],
+                 u_dependent=[u3], velocity_constraints=[u3],
+                 constants=[m, a, Izz], doc=chaplygin_sleigh.__doc__)
+
+
+#: name -> builder, for the command line
+EXAMPLES = {
+    'dumbbell': dumbbell,
+    'rolling_disk': rolling_disk,
+    'rolling_disk_contact': rolling_disk_contact,
+    'pendulum': n_pendulum_on_cart,
+    'chain': spatial_chain,
+    'offset_pendulum': offset_pendulum,
+    'chaplygin_sleigh': chaplygin_sleigh,
+}
