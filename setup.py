@@ -1,12 +1,21 @@
-"""Packaging: the C and Cython templates in templates/ ship inside the package.
+"""Packaging.
 
-The generated extensions are built at run time by codegen.build, not here.
+- codegen._runtime (Cython) is compiled here, once: it is the Python face of
+  every generated model, which calls the model's C through function pointers.
+- The C templates in templates/ ship inside the package as codegen.templates.
+The generated models themselves are compiled at run time by codegen.build.
 """
-from setuptools import setup
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"],
+                    include_dirs=[numpy.get_include()],
+                    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
 
 setup(
     packages=["codegen", "codegen.bench", "codegen.templates"],
     package_dir={"codegen": "codegen", "codegen.templates": "templates"},
-    package_data={"codegen.templates": ["*.c", "*.h", "*.pyx", "*.txt", "*.md"]},
-    include_package_data=True,
+    package_data={"codegen.templates": ["*.c", "*.h", "*.md"], "codegen": ["*.pyx"]},
+    ext_modules=cythonize([runtime], language_level=3),
 )

@@ -1,5 +1,15 @@
-"""codegen: Gibbs–Appell equations of motion turned into fast compiled dynamics."""
-from .appell import GibbsAppellMethod
+"""codegen: Gibbs–Appell equations of motion turned into fast compiled dynamics.
 
-__all__ = ["GibbsAppellMethod"]
+Public names: GibbsAppellMethod (formulation), generate and load (compiled
+models), EquationsOfMotion / equations_of (the neutral form between them),
+DynamicsError and BuildError.
+"""
 __version__ = "0.1.0"
+
+from .appell import GibbsAppellMethod
+from .build import generate, load
+from .eom import EquationsOfMotion, equations_of
+from .errors import BuildError, DynamicsError
+
+__all__ = ["GibbsAppellMethod", "generate", "load", "EquationsOfMotion", "equations_of",
+           "BuildError", "DynamicsError"]

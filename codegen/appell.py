@@ -369,6 +369,11 @@ class GibbsAppellMethod(KanesMethod):
                     terms.append(m * _dot(acc, rdd))
         return sm.Add(*terms)
 
+    def _equations_plain(self):
+        """(q, u, q', M, F) on the internal plain symbols, for codegen.eom."""
+        kin = self._kin
+        return kin.qs, kin.us, kin.qdot, self._plain['M'], self._plain['F']
+
     # -- KanesMethod-compatible interface -------------------------------------
     def form_equations(self):
         """Return (M, F) with M u' = F (the equations are formed on construction)."""

@@ -18,7 +18,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
-__all__ = ["Kinematics", "as_list"]
+__all__ = ["Kinematics", "as_list", "memo_xreplace"]
 
 t = dynamicsymbols._t
 
@@ -262,8 +262,8 @@ class Kinematics:
         """
         memo = dict(self._to_time)
         if isinstance(exprs, sm.MatrixBase):
-            return exprs.applyfunc(lambda e: _memo_xreplace(e, memo))
-        return _memo_xreplace(exprs, memo)
+            return exprs.applyfunc(lambda e: memo_xreplace(e, memo))
+        return memo_xreplace(exprs, memo)
 
     # -- calculus -----------------------------------------------------------
     def dt(self, expr: sm.Expr) -> sm.Expr:
@@ -303,7 +303,7 @@ class Kinematics:
         return out
 
 
-def _memo_xreplace(expr, memo):
+def memo_xreplace(expr, memo):
     """xreplace that remembers every node it rebuilt, across calls sharing memo."""
     hit = memo.get(expr)
     if hit is not None:
@@ -311,7 +311,7 @@ def _memo_xreplace(expr, memo):
     if not expr.args or expr.is_Atom:
         out = expr
     else:
-        args = [_memo_xreplace(a, memo) for a in expr.args]
+        args = [memo_xreplace(a, memo) for a in expr.args]
         out = expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
     memo[expr] = out
     return out

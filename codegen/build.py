@@ -1,0 +1,215 @@
+"""Sources -> built extension: atomic writes, content-hash cache, compile, import.
+
+Layout of ``<output_dir>/<name>/``::
+
+    <name>.c, <name>.h      the standalone C (only <math.h> needed)
+    <name>_<key>.<suffix>   that C built as a shared library (the name carries
+                            the key, so a changed model loads in the same process)
+    manifest.json           names, sizes, key, operation count: what load() needs
+
+The shared library is driven by codegen._runtime (Cython, compiled once with
+the package) through C function pointers: a new model costs one C compile.
+
+The key hashes the equations (names, q', M, F), the build flags and the tool
+versions (Python, Cython, the C compiler, codegen). ``generate`` with a key
+already built imports the extension without any further symbolic work.
+Every file is written to a temporary name and moved into place with
+os.replace, and each build happens in a private temporary folder, so two
+processes building the same model at once both succeed and a reader never
+sees half a file.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from . import __version__
+from .emit import Sources, emit
+from .eom import EquationsOfMotion, equations_of
+from .errors import BuildError
+from .kernel import build_program, c_identifier_error
+from .runtime import CompiledModel
+
+__all__ = ["generate", "load", "DEFAULT_FLAGS", "equations_key"]
+
+#: -O2: see the README for the -O1/-O2/-O3 measurements. -fno-math-errno lets
+#: sqrt compile to one instruction, -g0 drops the debug info Python's own CFLAGS ask
+#: for (it doubles compile time); no -ffast-math, which would break the
+#: isfinite checks of the generated code.
+DEFAULT_FLAGS = ("-O2", "-g0", "-fno-math-errno")
+
+
+@lru_cache(maxsize=None)
+def _toolchain() -> str:
+    import Cython
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+        cc_version = out.stdout.splitlines()[0] if out.stdout else cc
+    except (OSError, subprocess.SubprocessError):
+        cc_version = f"{cc} (not runnable)"
+    return f"python {sys.version.split()[0]}; cython {Cython.__version__}; {cc_version}; codegen {__version__}"
+
+
+def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
+    """Content hash of the equations, the options and the tool versions."""
+    h = hashlib.sha256()
+    for part in (name, _toolchain(), " ".join(flags), repr(eom.state_names),
+                 repr(eom.constant_names), repr(eom.specified_names), str(eom.symmetric)):
+        h.update(part.encode())
+        h.update(b"\0")
+    for group in (eom.qdot, list(eom.M), list(eom.F)):
+        for e in group:
+            h.update(str(e).encode())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)          # mkstemp makes 0600; these are ordinary sources
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _check_name(name: str) -> None:
+    why = c_identifier_error(name)
+    if why:
+        raise ValueError(f"model name: {why}")
+
+
+def _prepare_dir(output_dir, name: str) -> Path:
+    target = Path(output_dir).resolve() / name
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OSError(f"cannot create the output folder {target}: {exc}") from exc
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise PermissionError(f"the output folder {target} is not writable")
+    return target
+
+
+def _compile(sources: Sources, target: Path, module: str, flags) -> Path:
+    """Build the C as a shared library in a private folder; move it into target."""
+    build = Path(tempfile.mkdtemp(dir=target, prefix=".build-"))
+    try:
+        name = sources.name
+        for fname, text in sources.files.items():
+            (build / fname).write_text(text)
+        spec = dict(module=module, sources=[f"{name}.c"], include_dirs=["."],
+                    build_dir=".", extra_compile_args=list(flags))
+        (build / "spec.json").write_text(json.dumps(spec))
+        # run by path, not with -m: importing the codegen package would import SymPy
+        proc = subprocess.run([sys.executable, str(Path(__file__).with_name("_buildext.py")),
+                               "spec.json"], capture_output=True, text=True, cwd=build)
+        if proc.returncode != 0:
+            failed = target / "failed-build"
+            shutil.rmtree(failed, ignore_errors=True)
+            os.replace(build, failed)
+            log = (proc.stdout + proc.stderr).strip()
+            raise BuildError(f"compiling model {name!r} failed; sources in {failed}\n{log}")
+        built = build / json.loads(proc.stdout.strip().splitlines()[-1])["outputs"][0]
+        final = target / built.name
+        os.replace(built, final)
+        return final
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+
+
+def load(path) -> CompiledModel:
+    """Load an already generated model from its folder (no SymPy work)."""
+    folder = Path(path)
+    if folder.is_file():
+        folder = folder.parent
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{folder} holds no generated model (no manifest.json)") from None
+    lib_path = folder / manifest["extension"]
+    if not lib_path.is_file():
+        raise FileNotFoundError(f"the library {lib_path} of model {manifest['name']!r} is missing")
+    return CompiledModel(ctypes.CDLL(str(lib_path)), manifest, folder)
+
+
+def _cached(target: Path, key: str):
+    try:
+        manifest = json.loads((target / "manifest.json").read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if manifest.get("key") != key or not (target / manifest["extension"]).is_file():
+        return None
+    return load(target)
+
+
+def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
+             flags=DEFAULT_FLAGS, force: bool = False) -> CompiledModel:
+    """Generate, compile and import the dynamics of a formed model.
+
+    Parameters
+    ----------
+    eom : GibbsAppellMethod, KanesMethod (formed) or EquationsOfMotion
+    name : str
+        A C identifier; names the files, the C functions and the folder.
+    constants : list of Symbols, optional
+        The order of p. Default: the equations' free symbols sorted by name.
+    specifieds : list of functions of time, optional
+        The order of r. Default: the functions of time that are not states
+        (and their derivatives, named ``<f>_d``), sorted by name.
+    output_dir : path
+        Parent folder; the model goes to ``output_dir/name/``.
+    flags : sequence of str
+        C compiler flags (part of the cache key).
+    force : bool
+        Rebuild even if the cache has this model.
+
+    Returns
+    -------
+    CompiledModel
+        With ``rhs``, ``mass_matrix``, ``forcing``, ``states``, ``constants``,
+        ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
+    """
+    _check_name(name)
+    flags = tuple(flags)
+    t0 = time.perf_counter()
+    eq = eom if isinstance(eom, EquationsOfMotion) else equations_of(eom, constants, specifieds)
+    if not eq.u:
+        raise ValueError(f"model {name!r} has no speeds: there is nothing to integrate")
+    target = _prepare_dir(output_dir, name)
+    key = equations_key(eq, name, flags)
+    if not force:
+        hit = _cached(target, key)
+        if hit is not None:
+            return hit
+    program = build_program(eq)
+    sources = emit(program, eq, name, key)
+    t_gen = time.perf_counter() - t0
+    module = f"{name}_{key[:16]}"
+    ext_path = _compile(sources, target, module, flags)
+    t_build = time.perf_counter() - t0 - t_gen
+    for fname, text in sources.files.items():
+        _atomic_write(target / fname, text)
+    manifest = dict(name=name, module=module, extension=ext_path.name, key=key,
+                    states=eq.state_names, constants=eq.constant_names,
+                    specifieds=eq.specified_names, nq=eq.nq, nu=eq.nu,
+                    symmetric=eq.symmetric, operation_count=sources.operation_count,
+                    solver=sources.solver, mass_failure=sources.mass_failure,
+                    flags=list(flags), toolchain=_toolchain(), origin=eq.origin,
+                    seconds_generate=round(t_gen, 3), seconds_compile=round(t_build, 3))
+    _atomic_write(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")
+    return load(target)

@@ -1,0 +1,170 @@
+"""The formulation's output in neutral form: what the kernel compiles.
+
+:class:`EquationsOfMotion` holds M u' = F and q' = f(q, u) on plain symbols,
+with the names and order of every array the generated code uses:
+
+    x = [q, u]      states, in the order of ``q`` then ``u``
+    p = constants   parameters (default: the free symbols sorted by name)
+    r = specifieds  inputs: functions of time other than q, u (and their
+                    time derivatives if the equations contain them)
+
+It is built from a :class:`~codegen.GibbsAppellMethod` (directly from its
+plain-symbol results) or from anything with KanesMethod's interface
+(``q``, ``u``, ``mass_matrix``, ``forcing``, ``kindiffdict()``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+from sympy.physics.vector import dynamicsymbols
+
+from .kinematics import memo_xreplace
+
+__all__ = ["EquationsOfMotion", "equations_of"]
+
+t = dynamicsymbols._t
+
+
+@dataclass
+class EquationsOfMotion:
+    """M(x, p, r, t) u' = F(x, p, r, t), q' = qdot(x, p, r, t), on plain symbols."""
+    q: list                    # plain symbols of the coordinates
+    u: list                    # plain symbols of the speeds the state carries
+    qdot: list                 # expressions
+    M: sm.Matrix
+    F: sm.Matrix
+    symmetric: bool            # M is symmetric (solved by LDL^T, else LU)
+    constants: list            # plain symbols, in the order of p
+    specifieds: list           # functions of time / derivatives, in the order of r
+    state_names: list
+    constant_names: list
+    specified_names: list
+    origin: str = ""
+    t: sm.Symbol = field(default=t)
+
+    @property
+    def nq(self):
+        return len(self.q)
+
+    @property
+    def nu(self):
+        return len(self.u)
+
+
+def _name(obj) -> str:
+    """The plain name of a symbol, a function of time or its derivative."""
+    if isinstance(obj, sm.Derivative):
+        return _name(obj.expr) + "_" + "d" * obj.derivative_count
+    if isinstance(obj, AppliedUndef):
+        return str(obj.func)
+    return str(obj)
+
+
+def _is_symmetric(M: sm.Matrix) -> bool:
+    """Exactly symmetric: structurally, else by expansion (a numeric probe rules out quickly)."""
+    if not M.is_square:
+        return False
+    pairs = [(M[i, j], M[j, i]) for i in range(M.rows) for j in range(i) if M[i, j] != M[j, i]]
+    if not pairs:
+        return True
+    free = sorted(set().union(*[(a - b).free_symbols for a, b in pairs]), key=str)
+    probe = {s: sm.Float(0.31 + 0.07 * k) for k, s in enumerate(free)}
+    for a, b in pairs:
+        d = (a - b).xreplace(probe).evalf()
+        if d.is_number and abs(d) > 1e-9:
+            return False
+    return all(sm.expand(a - b) == 0 for a, b in pairs)
+
+
+def _inputs_in(expr, states, out: set) -> set:
+    """Functions of time other than the states, and derivatives, as they occur (outermost)."""
+    if isinstance(expr, sm.Derivative):
+        if expr.expr not in states:
+            out.add(expr)
+    elif isinstance(expr, AppliedUndef):
+        if expr not in states:
+            out.add(expr)
+    else:
+        for a in expr.args:
+            _inputs_in(a, states, out)
+    return out
+
+
+def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin):
+    exprs = list(qdot) + list(M) + list(F)
+    states = set(q) | set(u)
+    found = set()
+    for e in exprs:
+        _inputs_in(e, states, found)
+    if specifieds is None:
+        specifieds = sorted(found, key=_name)
+    else:
+        specifieds = list(specifieds)
+        missing = sorted(found - set(specifieds), key=_name)
+        if missing:
+            raise ValueError(f"the equations contain {', '.join(map(str, missing))}, which "
+                             f"is not in specifieds {specifieds}")
+    free = set()
+    for e in exprs:
+        free |= e.free_symbols
+    free -= states | {t}
+    if constants is None:
+        constants = sorted(free, key=str)
+    else:
+        constants = list(constants)
+        bad = [c for c in constants if not isinstance(c, sm.Symbol)]
+        if bad:
+            raise TypeError(f"constants must be SymPy Symbols, got {bad}")
+        missing = sorted(free - set(constants), key=str)
+        if missing:
+            raise ValueError(f"the equations contain {', '.join(map(str, missing))}, which "
+                             f"is not in constants {constants}")
+    return EquationsOfMotion(
+        q=list(q), u=list(u), qdot=list(qdot), M=M, F=F, symmetric=symmetric,
+        constants=constants, specifieds=specifieds,
+        state_names=names, constant_names=[str(c) for c in constants],
+        specified_names=[_name(s) for s in specifieds], origin=origin)
+
+
+def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
+    """The neutral equations of a formed GibbsAppellMethod or KanesMethod-like object."""
+    if hasattr(method, "_equations_plain"):
+        q, u, qdot, M, F = method._equations_plain()
+        symmetric = True
+        origin = "codegen.GibbsAppellMethod (Gibbs-Appell equation, Greenwood 4.292-4.297)"
+        qnames = [_name(s) for s in method.q]
+        unames = [_name(s) for s in method.u]
+    else:
+        try:
+            qt, ut = list(method.q), list(method.u)
+            Mt, Ft = method.mass_matrix, method.forcing
+            kd = method.kindiffdict()
+        except (AttributeError, ValueError) as exc:
+            raise TypeError(f"{method!r} does not look like a formed KanesMethod or "
+                            f"GibbsAppellMethod: {exc}") from exc
+        q = [sm.Dummy(_name(s)) for s in qt]      # Dummy: no clash with a constant's name
+        u = [sm.Dummy(_name(s)) for s in ut]
+        memo = {}
+        for s, plain in zip(qt + ut, q + u):
+            memo[s] = plain
+        try:
+            qdot_t = [kd[s.diff(t)] for s in qt]
+        except KeyError as exc:
+            raise ValueError(f"kindiffdict() has no entry for {exc.args[0]}") from exc
+        conv = lambda e: memo_xreplace(sm.sympify(e), memo)
+        qdot = [conv(e) for e in qdot_t]
+        M = Mt.applyfunc(conv)
+        F = Ft.applyfunc(conv)
+        for e in qdot + list(F) + list(M):
+            leftover = [d for d in e.atoms(sm.Derivative) if d.expr in set(qt + ut)]
+            if leftover:
+                raise ValueError(f"the equations still contain {leftover[0]}")
+        symmetric = _is_symmetric(M)
+        origin = f"{type(method).__name__}"
+        qnames, unames = [_name(s) for s in qt], [_name(s) for s in ut]
+    names = qnames + unames
+    if len(set(names)) != len(names):
+        raise ValueError(f"state names are not unique: {names}")
+    return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin)

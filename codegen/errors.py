@@ -1,0 +1,11 @@
+"""Exceptions of the generated modules and of the build."""
+
+__all__ = ["DynamicsError", "BuildError"]
+
+
+class DynamicsError(ArithmeticError):
+    """The equations cannot be evaluated at a state: M singular or a non-finite result."""
+
+
+class BuildError(RuntimeError):
+    """Compiling generated code failed; the message carries the compiler's output."""

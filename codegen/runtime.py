@@ -1,0 +1,69 @@
+"""The object users hold: a built model's functions and names."""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+from ._runtime import Dynamics
+
+__all__ = ["CompiledModel"]
+
+
+def _address(lib, symbol: str) -> int:
+    try:
+        return ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+    except AttributeError:
+        raise ImportError(f"{lib._name} has no function {symbol}") from None
+
+
+class CompiledModel:
+    """A generated, compiled and loaded model.
+
+    Attributes
+    ----------
+    rhs(t, x, p, r=None, out=None)
+        x' = [q', u'], with u' solved from M u' = F in C. ``out=`` writes in
+        place without allocating. ``r`` (specified inputs, an array or a
+        callable ``r(t, x)``) is required when the model has any. Usable as
+        ``solve_ivp(model.rhs, span, x0, args=(p,))``.
+    mass_matrix(t, x, p, r=None), forcing(t, x, p, r=None)
+        M (nu x nu) and F (nu).
+    states, constants, specifieds : list of str
+        Names in the order of x, p and r: plain names without "(t)", the same
+        as in the C name tables and the header.
+    nq, nu, nx : int
+        Numbers of coordinates, speeds and states.
+    source_dir : Path
+        The folder with <name>.c, <name>.h, the shared library and manifest.json.
+    operation_count : int
+        Operations of the generated code after common subexpression elimination.
+    """
+
+    def __init__(self, library, manifest: dict, folder: Path):
+        name = manifest["name"]
+        self.manifest = manifest
+        self.name = name
+        self.source_dir = Path(folder)
+        self.states = list(manifest["states"])
+        self.constants = list(manifest["constants"])
+        self.specifieds = list(manifest["specifieds"])
+        self.nq, self.nu = manifest["nq"], manifest["nu"]
+        self.operation_count = manifest["operation_count"]
+        self.key = manifest["key"]
+        self.dynamics = Dynamics(
+            library, _address(library, f"{name}_rhs"), _address(library, f"{name}_mass_matrix"),
+            _address(library, f"{name}_forcing"), name, self.nq, self.nu, self.states,
+            self.constants, self.specifieds, manifest["mass_failure"])
+        # the compiled methods themselves: no Python layer in between
+        self.rhs = self.dynamics.rhs
+        self.mass_matrix = self.dynamics.mass_matrix
+        self.forcing = self.dynamics.forcing
+
+    @property
+    def nx(self) -> int:
+        return self.nq + self.nu
+
+    def __repr__(self):
+        return (f"<CompiledModel {self.name!r}: {self.nq} coordinates, {self.nu} speeds, "
+                f"{len(self.constants)} constants, {len(self.specifieds)} specifieds; "
+                f"{self.source_dir}>")

@@ -1,0 +1,48 @@
+/*
+ * Symmetric positive definite solve, M packed as its lower triangle row by
+ * row (M[i][j] at i*(i+1)/2 + j, j <= i). Cholesky M = L L^T in place, then
+ * two triangular solves; b is overwritten by the solution. Returns 1 when a
+ * pivot is not positive or falls below 1e-14 of its diagonal entry (M is not
+ * positive definite to working precision), else 0.
+ */
+static int ${name}_solve(double *A, double *b)
+{
+    const int n = ${NAME}_NU;
+    int i, j, k;
+    for (i = 0; i < n; i++) {
+        double *Li = A + i * (i + 1) / 2;
+        for (j = 0; j <= i; j++) {
+            const double *Lj = A + j * (j + 1) / 2;
+            double s = Li[j];
+            for (k = 0; k < j; k++) s -= Li[k] * Lj[k];
+            if (j < i) {
+                Li[j] = s / Lj[j];
+            } else {
+                if (!(s > 1e-14 * fabs(Li[i]))) return 1;
+                Li[i] = sqrt(s);
+            }
+        }
+    }
+    for (i = 0; i < n; i++) {
+        const double *Li = A + i * (i + 1) / 2;
+        double s = b[i];
+        for (k = 0; k < i; k++) s -= Li[k] * b[k];
+        b[i] = s / Li[i];
+    }
+    for (i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (k = i + 1; k < n; k++) s -= A[k * (k + 1) / 2 + i] * b[k];
+        b[i] = s / A[i * (i + 1) / 2 + i];
+    }
+    return 0;
+}
+
+/* packed lower triangle -> full row-major symmetric matrix */
+static void ${name}_unpack(const double *A, double *M)
+{
+    const int n = ${NAME}_NU;
+    int i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j <= i; j++)
+            M[i * n + j] = M[j * n + i] = A[i * (i + 1) / 2 + j];
+}
