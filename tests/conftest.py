@@ -2,3 +2,24 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+import pytest  # noqa: E402
+
+from codegen import GibbsAppellMethod, generate  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def outdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("generated")
+
+
+@pytest.fixture(scope="session")
+def built(outdir):
+    """Every model of built_models formed and compiled once per session."""
+    from built_models import MODELS
+    out = {}
+    for name, builder in MODELS.items():
+        model = builder()
+        ga = GibbsAppellMethod(**model.kwargs)
+        out[name] = (model, ga, generate(ga, name, output_dir=outdir))
+    return out
