@@ -369,6 +369,13 @@ class GibbsAppellMethod(KanesMethod):
                     terms.append(m * _dot(acc, rdd))
         return sm.Add(*terms)
 
+    def to_state(self, expr):
+        """expr with q' and the dependent speeds replaced: a function of q, u (independent), t.
+
+        E.g. the kinetic energy of the bodies, for energy checks.
+        """
+        return self._kin.to_time(self._kin.to_plain(expr, "expression"))
+
     def _equations_plain(self):
         """(q, u, q', M, F) on the internal plain symbols, for codegen.eom."""
         kin = self._kin

@@ -33,6 +33,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+import sympy as sm
+
 from . import __version__
 from .emit import Sources, emit
 from .eom import EquationsOfMotion, equations_of
@@ -61,17 +63,35 @@ def _toolchain() -> str:
     return f"python {sys.version.split()[0]}; cython {Cython.__version__}; {cc_version}; codegen {__version__}"
 
 
+def _digest(expr, memo: dict) -> bytes:
+    """A content digest of an expression tree, each distinct subtree hashed once."""
+    d = memo.get(expr)
+    if d is None:
+        if expr.args:
+            token = type(expr).__name__.encode() + b"(" + b",".join(
+                _digest(a, memo) for a in expr.args) + b")"
+        else:
+            token = f"{type(expr).__name__}:{expr}".encode()
+        d = memo[expr] = hashlib.blake2b(token, digest_size=16).digest()
+    return d
+
+
 def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
-    """Content hash of the equations, the options and the tool versions."""
+    """Content hash of the equations, the options and the tool versions.
+
+    The equations are hashed structurally (str() of a large model costs
+    seconds, this walk a fraction of that).
+    """
     h = hashlib.sha256()
     for part in (name, _toolchain(), " ".join(flags), repr(eom.state_names),
                  repr(eom.constant_names), repr(eom.specified_names), str(eom.symmetric)):
         h.update(part.encode())
         h.update(b"\0")
-    for group in (eom.qdot, list(eom.M), list(eom.F)):
+    memo = {}
+    for group in (eom.q, eom.u, eom.constants, eom.specifieds, eom.qdot, list(eom.M), list(eom.F)):
         for e in group:
-            h.update(str(e).encode())
-            h.update(b"\0")
+            h.update(_digest(sm.sympify(e), memo))
+        h.update(b"\0")
     return h.hexdigest()
 
 

@@ -39,9 +39,30 @@ def template(name: str) -> string.Template:
 
 
 class _Printer(C99CodePrinter):
-    """C99 with integer powers as products."""
+    """C99 with the program's C names for its inputs and integer powers as products."""
 
     _MAX_UNROLL = 4
+
+    def __init__(self, names):
+        # order="none": the canonical term order costs a third of the printing
+        super().__init__({"full_prec": False, "order": "none"})
+        self._names = names
+
+    def _print_Symbol(self, expr):
+        name = self._names.get(expr)
+        return name if name is not None else super()._print_Symbol(expr)
+
+    _print_Dummy = _print_Symbol
+
+    def _print_Function(self, expr):
+        name = self._names.get(expr)
+        return name if name is not None else super()._print_Function(expr)
+
+    def _print_Derivative(self, expr):
+        name = self._names.get(expr)
+        if name is None:
+            raise ValueError(f"{expr} is neither a state nor a specified input")
+        return name
 
     def _print_Pow(self, expr):
         b, e = expr.base, expr.exp
@@ -65,13 +86,6 @@ class _Printer(C99CodePrinter):
         return f"pow({self._print(b)}, {self._print(e)})"
 
 
-_printer = _Printer({"full_prec": False})
-
-
-def c_expression(expr) -> str:
-    return _printer.doprint(expr)
-
-
 @dataclass
 class Sources:
     """The generated texts of one model, keyed by file name."""
@@ -88,6 +102,7 @@ def _quoted(names):
 
 def emit(program: Program, eom: EquationsOfMotion, name: str, key: str = "") -> Sources:
     """Render <name>.c and <name>.h for a program."""
+    c_expression = _Printer(program.names).doprint
     lines = []
     for inp in program.inputs:
         lines.append(f"    const double {inp.name} = {inp.array}[{inp.index}];  /* {inp.label} */")

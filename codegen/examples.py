@@ -35,6 +35,9 @@ class Model:
     specifieds: list = field(default_factory=list)
     potential_energy: sm.Expr = sm.S.Zero
     doc: str = ""
+    #: numbers for a demonstration run: constant name -> value, and x0 over [q, u]
+    parameter_values: dict = field(default_factory=dict)
+    initial_state: list = field(default_factory=list)
 
     @property
     def kwargs(self):
@@ -82,7 +85,8 @@ def dumbbell():
     bodies = [me.Particle('p1', P1, m), me.Particle('p2', P2, m)]
     return Model('dumbbell', N, [x, y, phi], [u1, u2], kd, bodies,
                  u_dependent=[u3], velocity_constraints=[u3],
-                 constants=[m, l], doc=dumbbell.__doc__)
+                 constants=[m, l], doc=dumbbell.__doc__,
+                 parameter_values={'m': 1.0, 'l': 0.5}, initial_state=[0, 0, 0, 1.0, 2.0])
 
 
 def _disk_frames(phi, theta, psi):
@@ -118,7 +122,9 @@ def rolling_disk():
     return Model('rolling_disk', N, [phi, theta, psi], [u1, u2, u3], kd,
                  [disk], loads=[(C, -m * g * N.z)], constants=[m, r, g],
                  potential_energy=m * g * r * sm.sin(theta),
-                 doc=rolling_disk.__doc__)
+                 doc=rolling_disk.__doc__,
+                 parameter_values={'m': 2.0, 'r': 0.3, 'g': 9.81},
+                 initial_state=[0.0, 1.3, 0.0, 0.2, 1.5, 6.0])
 
 
 def rolling_disk_contact():
@@ -152,7 +158,9 @@ def rolling_disk_contact():
                  [u1, u2, u3], kd, [disk], loads=[(C, -m * g * N.z)],
                  u_dependent=[u4, u5], velocity_constraints=vc,
                  constants=[m, r, g], potential_energy=m * g * r * sm.sin(theta),
-                 doc=rolling_disk_contact.__doc__)
+                 doc=rolling_disk_contact.__doc__,
+                 parameter_values={'m': 2.0, 'r': 0.3, 'g': 9.81},
+                 initial_state=[0.0, 0.0, 0.0, 1.3, 0.0, 0.2, 1.5, 6.0])
 
 
 def n_pendulum_on_cart(n=3):
@@ -187,9 +195,12 @@ def n_pendulum_on_cart(n=3):
         V += m[i] * g * Pi.pos_from(O).dot(N.y)
         prev = Pi
     kd = [ui - qi.diff() for qi, ui in zip(q, u)]
+    values = {str(c): 1.0 for c in (*m, *l)}
+    values.update({str(li): 1.0 / n for li in l}, g=9.81)
     return Model(f'pendulum{n}', N, list(q), list(u), kd, bodies, loads,
                  constants=[*m, *l, g], specifieds=[f], potential_energy=V,
-                 doc=n_pendulum_on_cart.__doc__)
+                 doc=n_pendulum_on_cart.__doc__, parameter_values=values,
+                 initial_state=[0.0] + [0.3 * (-1) ** i for i in range(n)] + [0.0] * (n + 1))
 
 
 def spatial_chain(n=3):
@@ -206,6 +217,7 @@ def spatial_chain(n=3):
     g = sm.symbols('g')
     consts = [g]
     specs = []
+    V = sm.S.Zero
     N = me.ReferenceFrame('N')
     O = me.Point('O')
     O.set_vel(N, 0)
@@ -224,6 +236,7 @@ def spatial_chain(n=3):
         Ci.v2pt_theory(joint, N, Bi)
         I = me.inertia(Bi, Ixx, Iyy, Izz, Ixy, Iyz, Izx)
         bodies.append(me.RigidBody(f'b{i}', Ci, Bi, m, (I, Ci)))
+        V += m * g * Ci.pos_from(O).dot(N.z)
         Ti = me.dynamicsymbols(f'T{i}')
         loads += [(Ci, -m * g * N.z), (Bi, Ti * Bi.z), (parent, -Ti * Bi.z)] \
             if parent is not N else [(Ci, -m * g * N.z), (Bi, Ti * Bi.z)]
@@ -234,8 +247,13 @@ def spatial_chain(n=3):
         q += qi
         u += ui
         parent, joint = Bi, nxt
+    values = {str(c): 0.02 if str(c)[-2:] in ('xy', 'yz', 'zx') else 0.3
+              for c in consts}
+    values.update({str(c): 1.0 for c in consts if str(c)[0] == 'm'}, g=9.81)
     return Model(f'chain{n}', N, q, u, kd, bodies, loads, constants=consts,
-                 specifieds=specs, doc=spatial_chain.__doc__)
+                 specifieds=specs, potential_energy=V, doc=spatial_chain.__doc__,
+                 parameter_values=values,
+                 initial_state=[0.2, -0.1, 0.3] * n + [0.5, 0.2, -0.3] * n)
 
 
 def offset_pendulum():
@@ -258,9 +276,13 @@ def offset_pendulum():
     C = P.locatenew('C', a * B.x + b * B.y + c * B.z)
     C.v2pt_theory(P, N, B)
     body = me.RigidBody('body', C, B, m, (me.inertia(B, *I), P))
+    values = {'m': 1.0, 'g': 9.81, 'a': 0.3, 'b': 0.1, 'c': -0.2, 'Jxx': 0.2, 'Jyy': 0.25,
+              'Jzz': 0.3, 'Jxy': 0.01, 'Jyz': -0.02, 'Jzx': 0.015}
     return Model('offset_pendulum', N, list(q), list(u), kd, [body],
                  loads=[(C, -m * g * N.z)], constants=[m, g, a, b, c, *I],
-                 doc=offset_pendulum.__doc__)
+                 potential_energy=m * g * C.pos_from(P).dot(N.z),
+                 doc=offset_pendulum.__doc__, parameter_values=values,
+                 initial_state=[0.1, 0.2, 0.3, 1.0, -0.5, 0.3])
 
 
 def chaplygin_sleigh():
@@ -288,7 +310,9 @@ def chaplygin_sleigh():
           u3 - (-x.diff() * sm.sin(th) + y.diff() * sm.cos(th))]
     return Model('chaplygin_sleigh', N, [x, y, th], [u1, u2], kd, [body],
                  u_dependent=[u3], velocity_constraints=[u3],
-                 constants=[m, a, Izz], doc=chaplygin_sleigh.__doc__)
+                 constants=[m, a, Izz], doc=chaplygin_sleigh.__doc__,
+                 parameter_values={'m': 1.0, 'a': 0.2, 'I_zz': 0.1},
+                 initial_state=[0, 0, 0, 1.0, 0.5])
 
 
 #: name -> builder, for the command line

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 import sympy as sm
 
 from .eom import EquationsOfMotion
-from .kinematics import memo_xreplace
 
-__all__ = ["Program", "Input", "build_program", "c_identifier_error", "C_KEYWORDS"]
+__all__ = ["Program", "Input", "build_program", "operation_count", "c_identifier_error", "C_KEYWORDS"]
 
 C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
 extern float for goto if inline int long register restrict return short signed sizeof
@@ -60,7 +59,8 @@ class Input:
 
 @dataclass
 class Program:
-    inputs: list          # Input, in array order
+    inputs: list          # Input, in array order (only those the outputs use)
+    names: dict           # every input object (symbol, function of time, derivative) -> C name
     temporaries: list     # (Symbol, expr)
     qdot: list
     mass: list            # packed lower triangle (symmetric) or full row-major
@@ -74,9 +74,27 @@ class Program:
 
     @property
     def operation_count(self) -> int:
-        """sympy.count_ops of the temporaries and outputs (after CSE)."""
-        return int(sm.count_ops([e for _, e in self.temporaries] + self.qdot + self.mass
-                                + self.forcing))
+        """Arithmetic operations and function calls of the program (after CSE)."""
+        return operation_count([e for _, e in self.temporaries] + self.qdot + self.mass
+                               + self.forcing)
+
+
+def operation_count(exprs) -> int:
+    """Operations of expressions as C evaluates them: an n-term sum or product is
+    n - 1 operations, a power or a function call one (sympy.count_ops, ten
+    times slower on a large program, counts nearly the same)."""
+    count = 0
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if not e.args or e.is_Atom or isinstance(e, (sm.Derivative, sm.core.function.AppliedUndef)):
+            continue
+        if e.is_Add or e.is_Mul:
+            count += len(e.args) - 1
+        elif not isinstance(e, sm.Tuple):
+            count += 1
+        stack.extend(e.args)
+    return count
 
 
 def _c_names(labels: list) -> list:
@@ -105,36 +123,39 @@ def _temp_prefix(names) -> str:
 
 
 def build_program(eom: EquationsOfMotion) -> Program:
-    """The straight-line program of eom: inputs, CSE temporaries, outputs."""
+    """The straight-line program of eom: inputs, CSE temporaries, outputs.
+
+    The expressions keep the equations' own symbols; ``names`` says how each
+    prints in C (renaming by substitution would rebuild every expression).
+    """
     labels = eom.state_names + eom.constant_names + eom.specified_names
-    names = _c_names(labels)
+    cnames = _c_names(labels)
     arrays = (["x"] * len(eom.state_names) + ["p"] * len(eom.constant_names)
               + ["r"] * len(eom.specified_names))
     index = (list(range(len(eom.state_names))) + list(range(len(eom.constant_names)))
              + list(range(len(eom.specified_names))))
-    inputs = [Input(n, a, i, l) for n, a, i, l in zip(names, arrays, index, labels)]
     originals = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
-    memo = {o: sm.Symbol(n, real=True) for o, n in zip(originals, names)}
-    t_sym = sm.Symbol("t", real=True)
-    memo[eom.t] = t_sym
-    conv = lambda e: memo_xreplace(sm.sympify(e), memo)
+    names = dict(zip(originals, cnames))
+    names[eom.t] = "t"
 
     nu = eom.nu
     if eom.symmetric:
         mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
     else:
         mass = [eom.M[i, j] for i in range(nu) for j in range(nu)]
-    outputs = [conv(e) for e in list(eom.qdot) + mass + list(eom.F)]
-    prefix = _temp_prefix(names)
-    temps, reduced = sm.cse(outputs, symbols=sm.numbered_symbols(prefix, real=True),
-                            order="none")
-    nq, nm = eom.nq, len(mass)
-    uses_time = any(t_sym in e.free_symbols for e in reduced + [e for _, e in temps])
-    used = set()
+    outputs = [sm.sympify(e) for e in list(eom.qdot) + mass + list(eom.F)]
+    free = set()
+    for e in outputs:
+        free |= e.free_symbols
+    temp_symbols = sm.numbered_symbols(_temp_prefix(cnames), real=True, exclude=free)
+    temps, reduced = sm.cse(outputs, symbols=temp_symbols, order="none")
+    present = set()
     for e in reduced + [e for _, e in temps]:
-        used |= e.free_symbols
-    inputs = [i for i in inputs if sm.Symbol(i.name, real=True) in used]
-    return Program(inputs=inputs, temporaries=temps, qdot=reduced[:nq],
+        present |= e.free_symbols | e.atoms(sm.Derivative) | e.atoms(sm.core.function.AppliedUndef)
+    inputs = [Input(n, a, i, l) for o, n, a, i, l in zip(originals, cnames, arrays, index, labels)
+              if o in present]
+    nq, nm = eom.nq, len(mass)
+    return Program(inputs=inputs, names=names, temporaries=temps, qdot=reduced[:nq],
                    mass=reduced[nq:nq + nm], forcing=reduced[nq + nm:],
                    symmetric=eom.symmetric, nq=nq, nu=nu, np=len(eom.constants),
-                   nr=len(eom.specifieds), uses_time=uses_time)
+                   nr=len(eom.specifieds), uses_time=eom.t in present)

@@ -1,0 +1,198 @@
+"""Compiled RHS, side by side: this project, PyDy (Cython), SymPy lambdify, Pinocchio.
+
+    python -m codegen.bench.rhs [--n 1 2 4 8 12 20] [--tools ours pydy lambdify pinocchio]
+
+Model: the n-link pendulum on a cart (codegen.examples.n_pendulum_on_cart),
+built for Pinocchio as a prismatic cart joint and n revolute joints with
+point masses at the link ends (relative angles, converted to and from the
+absolute angles of the SymPy model). For every tool and n, one fresh
+interpreter measures
+
+- formulation: GibbsAppellMethod (ours) or KanesMethod (PyDy, lambdify);
+- generation + compilation: codegen.generate (forced, no cache) or PyDy's
+  generate_ode_function(generator='cython') or lambdify(cse=True);
+- RHS per call from Python, at one state, best of 5 repeats: ours with out=,
+  PyDy's rhs(x, t, r, p), lambdify + numpy.linalg.solve, pinocchio.aba;
+- operation count after CSE (codegen.kernel.operation_count for both): ours
+  from the program, PyDy's from its own sympy.cse call on the same matrices
+  (measured outside the timed region).
+
+Every tool's accelerations are compared with ours at the same state
+(relative 1e-8) before its time is reported: a disagreeing tool is reported
+as such, not timed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+
+_CHILD = textwrap.dedent(r"""
+import json, sys, tempfile, time, timeit
+import numpy as np
+import sympy as sm
+import sympy.physics.mechanics as me
+from codegen.examples import n_pendulum_on_cart
+
+tool, n = sys.argv[1], int(sys.argv[2])
+model = n_pendulum_on_cart(n)
+consts = sorted(model.constants, key=str)
+vals = model.parameter_values
+p = np.array([vals[str(c)] for c in consts])
+rng = np.random.default_rng(n)
+x = np.concatenate([[0.1], rng.uniform(-1, 1, n), [0.2], rng.uniform(-1, 1, n)])
+r = np.array([0.3])
+res = {}
+
+def best(f, number):
+    return min(timeit.repeat(f, number=number, repeat=5)) / number
+
+if tool == "ours":
+    from codegen import GibbsAppellMethod, generate
+    t0 = time.perf_counter(); ga = GibbsAppellMethod(**model.kwargs)
+    res["formulate"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mod = generate(ga, f"bench_pend{n}", output_dir=tempfile.mkdtemp(), force=True)
+    res["generate"] = time.perf_counter() - t0
+    assert mod.constants == [str(c) for c in consts]
+    out = np.empty(len(x))
+    rhs = mod.rhs
+    res["call"] = best(lambda: rhs(0.0, x, p, r, out), 20000)
+    res["ops"] = mod.operation_count
+    res["xdot"] = mod.rhs(0.0, x, p, r).tolist()
+elif tool in ("pydy", "lambdify"):
+    t0 = time.perf_counter()
+    km = me.KanesMethod(**model.kwargs); km.kanes_equations(model.bodies, model.loads)
+    M, F = km.mass_matrix, km.forcing
+    kd = km.kindiffdict(); G = sm.Matrix([kd[q.diff()] for q in model.q_ind])
+    res["formulate"] = time.perf_counter() - t0
+    if tool == "pydy":
+        from pydy.codegen.ode_function_generators import generate_ode_function
+        t0 = time.perf_counter()
+        f = generate_ode_function(F, model.q_ind, model.u_ind, consts, mass_matrix=M,
+                                  coordinate_derivatives=G, specifieds=model.specifieds,
+                                  generator="cython", constants_arg_type="array",
+                                  specifieds_arg_type="array")
+        res["generate"] = time.perf_counter() - t0
+        res["call"] = best(lambda: f(x, 0.0, r, p), 5000)
+        res["xdot"] = np.asarray(f(x, 0.0, r, p)).tolist()
+        subs, red = sm.cse(list(M) + list(F) + list(G))
+        from codegen.kernel import operation_count
+        res["ops"] = operation_count([e for _, e in subs] + red)
+    else:
+        states = model.q_ind + model.u_ind
+        args = [states, consts, model.specifieds]
+        t0 = time.perf_counter()
+        fM = sm.lambdify(args, M, "numpy", cse=True)
+        fF = sm.lambdify(args, F, "numpy", cse=True)
+        fG = sm.lambdify(args, G, "numpy", cse=True)
+        res["generate"] = time.perf_counter() - t0
+        nq = len(model.q_ind)
+        def f():
+            ud = np.linalg.solve(fM(x, p, r), fF(x, p, r).ravel())
+            return np.concatenate([np.asarray(fG(x, p, r), dtype=float).ravel(), ud])
+        res["call"] = best(f, 2000)
+        res["xdot"] = f().tolist()
+elif tool == "pinocchio":
+    import pinocchio as pin
+    t0 = time.perf_counter()
+    pm = pin.Model()
+    pm.gravity.linear = np.array([0.0, -vals["g"], 0.0])
+    mass = [vals[f"m{i}"] for i in range(n + 1)]
+    length = [vals[f"l{i}"] for i in range(1, n + 1)]
+    jid = pm.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "cart")
+    pm.appendBodyToJoint(jid, pin.Inertia(mass[0], np.zeros(3), np.zeros((3, 3))), pin.SE3.Identity())
+    for i in range(1, n + 1):
+        place = pin.SE3(np.eye(3), np.array([length[i - 2] if i > 1 else 0.0, 0.0, 0.0]))
+        jid = pm.addJoint(jid, pin.JointModelRZ(), place, f"link{i}")
+        pm.appendBodyToJoint(jid, pin.Inertia(mass[i], np.array([length[i - 1], 0.0, 0.0]),
+                                              np.zeros((3, 3))), pin.SE3.Identity())
+    data = pm.createData()
+    res["generate"] = time.perf_counter() - t0
+    # absolute angles (ours) -> relative joint angles (Pinocchio)
+    q = np.concatenate([[x[0]], np.diff(np.concatenate([[0.0], x[1:n + 1]]))])
+    v = np.concatenate([[x[n + 1]], np.diff(np.concatenate([[0.0], x[n + 2:]]))])
+    tau = np.zeros(n + 1); tau[0] = r[0]
+    res["call"] = best(lambda: pin.aba(pm, data, q, v, tau), 20000)
+    a = np.array(pin.aba(pm, data, q, v, tau))
+    res["xdot"] = np.concatenate([x[n + 1:], [a[0]], np.cumsum(a[1:])]).tolist()
+print(json.dumps(res))
+""")
+
+TOOLS = ("ours", "pydy", "lambdify", "pinocchio")
+
+
+def run(tool: str, n: int, timeout: float = 1800) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _CHILD, tool, str(n)], capture_output=True,
+                          text=True, timeout=timeout)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    import numpy as np
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1, 2, 4, 8, 12, 20])
+    ap.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
+    ap.add_argument("--json", help="also write the raw results here")
+    args = ap.parse_args(argv)
+    tools = ["ours"] + [t for t in args.tools if t != "ours"]
+    rows, raw = [], {}
+    for n in args.n:
+        res = {t: run(t, n) for t in tools}
+        raw[n] = res
+        ref = np.array(res["ours"]["xdot"])
+        for t in tools[1:]:
+            if "xdot" in res[t] and not np.allclose(res[t]["xdot"], ref, rtol=1e-8,
+                                                     atol=1e-8 * abs(ref).max()):
+                res[t] = {"error": f"accelerations disagree with ours by "
+                                   f"{abs(np.array(res[t]['xdot']) - ref).max():.2e}"}
+        rows.append((n, res))
+        print(f"n = {n}: " + ", ".join(f"{t} {res[t].get('call', float('nan')) * 1e6:.2f} us"
+                                       for t in tools), file=sys.stderr, flush=True)
+
+    def cell(r, key, scale=1.0, fmt="{:.2f}"):
+        return r["error"] if "error" in r else (fmt.format(r[key] * scale) if key in r else "–")
+
+    print("RHS per call from Python [µs] (ratio = peer / ours)\n")
+    print("| n | " + " | ".join(tools) + " |")
+    print("|---" * (len(tools) + 1) + "|")
+    for n, res in rows:
+        ours = res["ours"]["call"]
+        cells = [cell(res["ours"], "call", 1e6)]
+        for t in tools[1:]:
+            c = cell(res[t], "call", 1e6)
+            if "call" in res[t]:
+                c += f" ({res[t]['call'] / ours:.1f}x)"
+            cells.append(c)
+        print(f"| {n} | " + " | ".join(cells) + " |")
+    gen_tools = [t for t in tools if t != "pinocchio"]
+    print("\nFormulation + generation/compilation [s] (ratio = peer / ours)\n")
+    print("| n | " + " | ".join(f"{t} formulate | {t} generate" for t in gen_tools) + " |")
+    print("|---" * (2 * len(gen_tools) + 1) + "|")
+    for n, res in rows:
+        cells = []
+        for t in gen_tools:
+            r = res[t]
+            f = cell(r, "formulate")
+            g = cell(r, "generate")
+            if t != "ours" and "generate" in r:
+                g += f" ({r['generate'] / res['ours']['generate']:.1f}x)"
+            cells += [f, g]
+        print(f"| {n} | " + " | ".join(cells) + " |")
+    print("\nOperation count after CSE\n")
+    print("| n | ours | pydy (sympy.cse) |")
+    print("|---|---|---|")
+    for n, res in rows:
+        print(f"| {n} | {res['ours'].get('ops', '–')} | {res.get('pydy', {}).get('ops', '–')} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(raw, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
