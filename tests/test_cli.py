@@ -1,0 +1,41 @@
+"""The command line: build (generate, compile, simulate, check) and show."""
+import re
+import subprocess
+import sys
+
+
+def run(*args, cwd=None):
+    out = subprocess.run([sys.executable, "-m", "codegen", *args], capture_output=True,
+                         text=True, timeout=600, cwd=cwd)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def drift(text):
+    return float(re.search(r"relative drift ([0-9.e+-]+)", text).group(1))
+
+
+def test_build_builtin_examples(tmp_path):
+    for name in ("dumbbell", "pendulum:2", "chaplygin_sleigh"):
+        text = run("build", name, "--out", str(tmp_path), "--seconds", "0.5")
+        assert "operations" in text and "us per call" in text
+        assert drift(text) < 1e-6, text
+
+
+def test_build_from_a_file(tmp_path):
+    f = tmp_path / "mymodel.py"
+    f.write_text("from codegen import examples\n\ndef model():\n    return examples.offset_pendulum()\n")
+    text = run("build", str(f), "--out", str(tmp_path / "out"), "--seconds", "0.5")
+    assert str(tmp_path / "out" / "offset_pendulum") in text
+    assert drift(text) < 1e-8
+
+
+def test_unknown_example_is_refused():
+    out = subprocess.run([sys.executable, "-m", "codegen", "build", "no_such_model"],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "unknown example 'no_such_model'" in out.stderr
+
+
+def test_show_prints_equations():
+    text = run("show", "dumbbell")
+    assert "Gibbs-Appell function" in text and "M u' = F" in text
