@@ -8,31 +8,34 @@
 static int ${name}_solve(double *A, double *b)
 {
     const int n = ${NAME}_NU;
+    double inv[${NAME}_NU];   /* 1 / L[i][i]: one division per row, not per entry */
     int i, j, k;
     for (i = 0; i < n; i++) {
         double *Li = A + i * (i + 1) / 2;
-        for (j = 0; j <= i; j++) {
+        for (j = 0; j < i; j++) {
             const double *Lj = A + j * (j + 1) / 2;
             double s = Li[j];
             for (k = 0; k < j; k++) s -= Li[k] * Lj[k];
-            if (j < i) {
-                Li[j] = s / Lj[j];
-            } else {
-                if (!(s > 1e-14 * fabs(Li[i]))) return 1;
-                Li[i] = sqrt(s);
-            }
+            Li[j] = s * inv[j];
+        }
+        {
+            double s = Li[i];
+            for (k = 0; k < i; k++) s -= Li[k] * Li[k];
+            if (!(s > 1e-14 * fabs(Li[i]))) return 1;
+            Li[i] = sqrt(s);
+            inv[i] = 1.0 / Li[i];
         }
     }
     for (i = 0; i < n; i++) {
         const double *Li = A + i * (i + 1) / 2;
         double s = b[i];
         for (k = 0; k < i; k++) s -= Li[k] * b[k];
-        b[i] = s / Li[i];
+        b[i] = s * inv[i];
     }
     for (i = n - 1; i >= 0; i--) {
         double s = b[i];
         for (k = i + 1; k < n; k++) s -= A[k * (k + 1) / 2 + i] * b[k];
-        b[i] = s / A[i * (i + 1) / 2 + i];
+        b[i] = s * inv[i];
     }
     return 0;
 }
