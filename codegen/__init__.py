@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 from .appell import GibbsAppellMethod
 from .build import generate, load
 from .eom import EquationsOfMotion, equations_of
-from .errors import BuildError, DynamicsError
+from .errors import BuildError, ConvergenceError, DynamicsError
 
 __all__ = ["GibbsAppellMethod", "generate", "load", "EquationsOfMotion", "equations_of",
-           "BuildError", "DynamicsError"]
+           "BuildError", "ConvergenceError", "DynamicsError"]

@@ -14,12 +14,13 @@ reads the data pointer directly, without a copy or a memoryview.
 cimport numpy as cnp
 import numpy as np
 
-from codegen.errors import DynamicsError
+from codegen.errors import ConvergenceError, DynamicsError
 
 cnp.import_array()
 
 ctypedef int (*rhs_t)(double, const double *, const double *, const double *, double *) noexcept nogil
 ctypedef void (*eval_t)(double, const double *, const double *, const double *, double *) noexcept nogil
+ctypedef int (*project_t)(double, const double *, const double *, const double *, double, int, double *) noexcept nogil
 
 cdef double _EMPTY[1]
 
@@ -40,20 +41,31 @@ cdef class Dynamics:
     cdef rhs_t _rhs
     cdef eval_t _mass
     cdef eval_t _forcing
-    cdef readonly int nq, nu, nx, np, nr
+    cdef rhs_t _lambda
+    cdef eval_t _residuals
+    cdef project_t _project
+    cdef readonly int nq, nu, nx, np, nr, nc, nh
     cdef readonly str name
     cdef readonly tuple states, constants, specifieds
     cdef readonly str mass_failure
     cdef object library
 
     def __init__(self, library, size_t rhs, size_t mass_matrix, size_t forcing, str name,
-                 int nq, int nu, states, constants, specifieds, str mass_failure):
+                 int nq, int nu, states, constants, specifieds, str mass_failure,
+                 int nc=0, int nh=0, size_t constraint_forces=0, size_t residuals=0,
+                 size_t project=0):
         if not (rhs and mass_matrix and forcing):
             raise ValueError(f"{name}: missing function address")
+        if nc and not (constraint_forces and residuals and project):
+            raise ValueError(f"{name}: missing constraint function address")
         self.library = library
         self._rhs = <rhs_t>rhs
         self._mass = <eval_t>mass_matrix
         self._forcing = <eval_t>forcing
+        self._lambda = <rhs_t>constraint_forces
+        self._residuals = <eval_t>residuals
+        self._project = <project_t>project
+        self.nc, self.nh = nc, nh
         self.name = name
         self.nq, self.nu, self.nx = nq, nu, nq + nu
         self.states, self.constants, self.specifieds = tuple(states), tuple(constants), tuple(specifieds)
@@ -106,8 +118,11 @@ cdef class Dynamics:
                     raise ValueError(f"{self.name}: {what} is not finite at {bad}")
             raise ValueError(f"{self.name}: t = {t} is not finite")
         if code == 2:
-            raise DynamicsError(f"{self.name}: {self.mass_failure} at t = {t}, "
-                                f"x = {np.asarray(x).tolist()}")
+            what = self.mass_failure + (" on the constraints' null space" if self.nc else "")
+            raise DynamicsError(f"{self.name}: {what} at t = {t}, x = {np.asarray(x).tolist()}")
+        if code == 4:
+            raise DynamicsError(f"{self.name}: the SVD of the constraint matrix did not converge "
+                                f"at t = {t}, x = {np.asarray(x).tolist()}")
         raise DynamicsError(f"{self.name}: the result is not finite at t = {t}, "
                             f"x = {np.asarray(x).tolist()} (a singularity of the equations?)")
 
@@ -161,3 +176,57 @@ cdef class Dynamics:
     def forcing(self, double t, x, p, r=None):
         """F at (t, x): shape (nu,)."""
         return self._evaluate(self._forcing, t, x, p, r, (self.nu,))
+
+    # -- run-time constraints ---------------------------------------------------
+    cdef _need_constraints(self):
+        if not self.nc:
+            raise ValueError(f"{self.name}: the model has no run-time constraints")
+
+    def constraint_forces(self, double t, x, p, r=None):
+        """lambda with A^T lambda = M u' - F (nc entries): the constraint forces."""
+        self._need_constraints()
+        x = self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        out = np.empty(self.nc)
+        cdef const double *rp = &_EMPTY[0] if r is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>r)
+        cdef int code = self._lambda(t, <const double *>cnp.PyArray_DATA(<cnp.ndarray>x),
+                                     <const double *>cnp.PyArray_DATA(<cnp.ndarray>p), rp,
+                                     <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        if code:
+            self._fail(code, t, x, p, r)
+        return out
+
+    def residuals(self, double t, x, p, r=None):
+        """[f(q, t) (nh entries); A u - B (nc entries)]: position and velocity residuals."""
+        self._need_constraints()
+        return self._evaluate(self._residuals, t, x, p, r, (self.nh + self.nc,))
+
+    def project(self, x, p, double t=0.0, r=None, double tol=1e-12, int maxiter=50):
+        """The consistent state nearest to x: Newton on f(q, t) = 0 with the
+        pseudoinverse of f_q until max|f| <= tol, then the speeds by least norm
+        onto A u = B. Raises ConvergenceError (with the residual) if maxiter
+        iterations do not reach tol."""
+        self._need_constraints()
+        x = self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        if not (tol > 0):
+            raise ValueError(f"{self.name}: tol must be positive, got {tol}")
+        out = np.empty(self.nx)
+        cdef const double *rp = &_EMPTY[0] if r is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>r)
+        cdef int it = self._project(t, <const double *>cnp.PyArray_DATA(<cnp.ndarray>x),
+                                    <const double *>cnp.PyArray_DATA(<cnp.ndarray>p), rp, tol,
+                                    maxiter, <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        if it == -2:
+            if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()):
+                self._fail(1, t, x, p, r)
+            raise ConvergenceError(f"{self.name}: project met a non-finite value from x = "
+                                   f"{x.tolist()}")
+        if it < 0:
+            res = self.residuals(t, out, p, r)[:self.nh]
+            raise ConvergenceError(
+                f"{self.name}: project did not reach |f| <= {tol} in {maxiter} Newton "
+                f"iterations from x = {x.tolist()}: max|f| = {abs(res).max() if len(res) else 0.0:.3e}"
+                f" (inconsistent constraints, or too far from a consistent configuration)")
+        return out

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy.core.function import AppliedUndef
 from sympy.physics.mechanics import KanesMethod, Particle, RigidBody
+from sympy.physics.vector import dynamicsymbols
 from sympy.physics.vector import Point, ReferenceFrame, Vector
 
 from .kinematics import Kinematics, as_list
@@ -41,6 +43,7 @@ from .kinematics import Kinematics, as_list
 __all__ = ["GibbsAppellMethod"]
 
 ZERO = sm.S.Zero
+t = dynamicsymbols._t
 
 
 def _dot(a, b):
@@ -279,6 +282,51 @@ class GibbsAppellMethod(KanesMethod):
         self._f_d = to_time(Fp)
         self._fr = to_time(sm.Matrix(Q))
         self._qdot_u_map = {qi.diff(): to_time(e) for qi, e in zip(kin.q, kin.qdot)}
+        self._constraints = self._runtime_constraints()
+
+    def _runtime_constraints(self):
+        """A u = B, B' and f, fq for the constraints left to the run-time elimination.
+
+        Configuration constraints given without dependent coordinates become
+        the rows f_q q' = -f_t, i.e. (f_q K) u = -(f_q k + f_t) with q' = K u + k;
+        velocity constraints given without dependent speeds are rows as they are.
+        B' = B_dot - A_dot u is -d/dt(A u - B) at u' = 0, by the chain rule.
+        """
+        kin = self._kin
+        p = len(kin.us)
+        us = sm.Matrix(kin.us)
+        A, B = sm.zeros(0, p), sm.zeros(0, 1)
+        f, fq = [], sm.zeros(0, len(kin.qs))
+        if kin.configuration_constraints and not kin.n_q_dependent:
+            fvec = sm.Matrix(kin.configuration_constraints)
+            fq = fvec.jacobian(kin.qs)
+            qdot = sm.Matrix(kin.qdot)
+            K = qdot.jacobian(kin.us)
+            k0 = qdot.xreplace({s: 0 for s in kin.us})
+            A = fq * K
+            B = -(fq * k0 + fvec.diff(t))
+            f = list(fvec)
+        if kin.velocity_constraint_matrices is not None:
+            Av, Bv = kin.velocity_constraint_matrices
+            A, B = A.col_join(Av), B.col_join(Bv)
+        if A.rows == 0:
+            return None
+        residual = A * us - B
+        Bdot = sm.Matrix([-kin.dt(e) for e in residual])
+        self._check_freedom(A)
+        return dict(A=A, B=B, Bdot=Bdot, f=f, fq=fq, nh=len(f))
+
+    def _check_freedom(self, A):
+        """Refuse constraints that leave no motion at a generic configuration."""
+        import numpy as np
+        atoms = sorted(A.free_symbols | A.atoms(AppliedUndef), key=str)
+        rng = np.random.default_rng(0)
+        probe = {s: sm.Float(rng.uniform(0.3, 1.3)) for s in atoms}
+        An = np.array(A.xreplace(probe).evalf(), dtype=float)
+        if np.linalg.matrix_rank(An) >= A.cols:
+            raise ValueError(f"the {A.rows} constraints leave zero degrees of freedom for the "
+                             f"{A.cols} speeds (rank {A.cols} at a generic configuration): "
+                             f"the system cannot move")
 
     def _body(self, fm, body):
         """Per-body kinematic data: mass, inertia matrix, motions, offset."""
@@ -398,6 +446,32 @@ class GibbsAppellMethod(KanesMethod):
         E.g. the kinetic energy of the bodies, for energy checks.
         """
         return self._kin.to_time(self._kin.to_plain(expr, "expression"))
+
+    def _constraints_plain(self):
+        """The run-time constraints on plain symbols, for codegen.eom (or None)."""
+        return None if self._constraints is None else dict(self._constraints)
+
+    @property
+    def constraint_matrices(self):
+        """(A, B) with A(q, t) u = B(q, t): the constraints left to run time, or None.
+
+        Rows from configuration constraints first, then velocity constraints;
+        columns over ``u``.
+        """
+        c = self._constraints
+        return None if c is None else (self._kin.to_time(c['A']), self._kin.to_time(c['B']))
+
+    @property
+    def constraint_rate(self):
+        """B' = B_dot - A_dot u, with A u' = B' (or None)."""
+        c = self._constraints
+        return None if c is None else self._kin.to_time(c['Bdot'])
+
+    @property
+    def configuration_residual(self):
+        """f(q, t) of the configuration constraints left to run time (a Matrix, maybe empty)."""
+        c = self._constraints
+        return None if c is None else self._kin.to_time(sm.Matrix(c['f']))
 
     def _equations_plain(self):
         """(q, u, q', M, F) on the internal plain symbols, for codegen.eom."""

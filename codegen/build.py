@@ -36,10 +36,10 @@ from pathlib import Path
 import sympy as sm
 
 from . import __version__
-from .emit import Sources, emit
+from .emit import TEMPLATE_DIR, Sources, emit
 from .eom import EquationsOfMotion, equations_of
 from .errors import BuildError
-from .kernel import build_program, c_identifier_error
+from .kernel import build_programs, c_identifier_error
 from .runtime import CompiledModel
 
 __all__ = ["generate", "load", "DEFAULT_FLAGS", "equations_key"]
@@ -60,7 +60,13 @@ def _toolchain() -> str:
         cc_version = out.stdout.splitlines()[0] if out.stdout else cc
     except (OSError, subprocess.SubprocessError):
         cc_version = f"{cc} (not runnable)"
-    return f"python {sys.version.split()[0]}; cython {Cython.__version__}; {cc_version}; codegen {__version__}"
+    # the templates are part of the generated code: a changed template is a new key
+    templates = hashlib.sha256()
+    for path in sorted(TEMPLATE_DIR.iterdir()):
+        if path.suffix in (".c", ".h"):
+            templates.update(path.name.encode() + b"\0" + path.read_bytes())
+    return (f"python {sys.version.split()[0]}; cython {Cython.__version__}; {cc_version}; "
+            f"codegen {__version__}; templates {templates.hexdigest()[:16]}")
 
 
 def _digest(expr, memo: dict) -> bytes:
@@ -88,7 +94,10 @@ def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
         h.update(part.encode())
         h.update(b"\0")
     memo = {}
-    for group in (eom.q, eom.u, eom.constants, eom.specifieds, eom.qdot, list(eom.M), list(eom.F)):
+    c = eom.constraints
+    extra = [] if c is None else [list(c.A), list(c.B), list(c.Bs), c.f, list(c.fq)]
+    for group in [eom.q, eom.u, eom.constants, eom.specifieds, eom.qdot, list(eom.M),
+                  list(eom.F)] + extra:
         for e in group:
             h.update(_digest(sm.sympify(e), memo))
         h.update(b"\0")
@@ -178,7 +187,7 @@ def _cached(target: Path, key: str):
 
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
-             flags=DEFAULT_FLAGS, force: bool = False) -> CompiledModel:
+             flags=DEFAULT_FLAGS, force: bool = False, rank_rtol: float = 1e-9) -> CompiledModel:
     """Generate, compile and import the dynamics of a formed model.
 
     Parameters
@@ -197,6 +206,9 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         C compiler flags (part of the cache key).
     force : bool
         Rebuild even if the cache has this model.
+    rank_rtol : float
+        Run-time constraints only: singular values of A below rank_rtol times
+        the largest count as zero (the rank decision of the SVD elimination).
 
     Returns
     -------
@@ -211,13 +223,12 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     if not eq.u:
         raise ValueError(f"model {name!r} has no speeds: there is nothing to integrate")
     target = _prepare_dir(output_dir, name)
-    key = equations_key(eq, name, flags)
+    key = equations_key(eq, name, flags + (f"rank_rtol={rank_rtol!r}",))
     if not force:
         hit = _cached(target, key)
         if hit is not None:
             return hit
-    program = build_program(eq)
-    sources = emit(program, eq, name, key)
+    sources = emit(build_programs(eq), eq, name, key, rank_rtol=rank_rtol)
     t_gen = time.perf_counter() - t0
     module = f"{name}_{key[:16]}"
     ext_path = _compile(sources, target, module, flags)
@@ -229,6 +240,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
                     specifieds=eq.specified_names, nq=eq.nq, nu=eq.nu,
                     symmetric=eq.symmetric, operation_count=sources.operation_count,
                     solver=sources.solver, mass_failure=sources.mass_failure,
+                    nc=sources.nc, nh=sources.nh, rank_rtol=rank_rtol,
                     flags=list(flags), toolchain=_toolchain(), origin=eq.origin,
                     seconds_generate=round(t_gen, 3), seconds_compile=round(t_build, 3))
     _atomic_write(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")

@@ -94,51 +94,93 @@ class Sources:
     operation_count: int
     solver: str
     mass_failure: str     # what a failed factorization means, for error messages
+    nc: int = 0           # run-time constraint rows
+    nh: int = 0           # of which from configuration constraints
 
 
 def _quoted(names):
     return " ".join(f'"{n}",' for n in names)
 
 
-def emit(program: Program, eom: EquationsOfMotion, name: str, key: str = "") -> Sources:
-    """Render <name>.c and <name>.h for a program."""
+_SIGNATURE = "double t, const double *x, const double *p, const double *r"
+
+
+def _function(name: str, program: Program, comment: str) -> str:
+    """A static C function that evaluates one program into its output arrays."""
     c_expression = _Printer(program.names).doprint
-    lines = []
+    args = ", ".join(f"double *{array}" for array, _ in program.outputs)
+    lines = [f"/* {comment} */", f"static void {name}({_SIGNATURE}, {args})", "{",
+             "    (void)t; (void)x; (void)p; (void)r;"]
     for inp in program.inputs:
         lines.append(f"    const double {inp.name} = {inp.array}[{inp.index}];  /* {inp.label} */")
     if program.temporaries:
         lines.append("    /* common subexpressions */")
     for sym, expr in program.temporaries:
         lines.append(f"    const double {sym} = {c_expression(expr)};")
-    lines.append("    /* q' */")
-    lines += [f"    qd[{i}] = {c_expression(e)};" for i, e in enumerate(program.qdot)]
-    layout = "packed lower triangle" if program.symmetric else "full, row-major"
-    lines.append(f"    /* mass matrix, {layout} */")
-    lines += [f"    M[{i}] = {c_expression(e)};" for i, e in enumerate(program.mass)]
-    lines.append("    /* forcing */")
-    lines += [f"    F[{i}] = {c_expression(e)};" for i, e in enumerate(program.forcing)]
-    ops = program.operation_count
-    solver = ("Cholesky of the symmetric positive definite M" if program.symmetric
+    for array, exprs in program.outputs:
+        lines.append(f"    /* {array} */")
+        lines += [f"    {array}[{i}] = {c_expression(e)};" for i, e in enumerate(exprs)]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
+         rank_rtol: float = 1e-9) -> Sources:
+    """Render <name>.c and <name>.h from the programs of kernel.build_programs."""
+    main = programs["eval"]
+    c = eom.constraints
+    layout = "packed lower triangle" if eom.symmetric else "full, row-major"
+    functions = [_function(f"{name}_eval", main,
+                           f"q' into qd, the mass matrix into M ({layout}), F into F"
+                           + (", the constraint matrix into A and the right side of A u' = B'"
+                              " (stabilized) into Bs" if c else "") + ": one pass")]
+    if "position" in programs:
+        functions.append(_function(f"{name}_eval_position", programs["position"],
+                                   "configuration constraints f(q, t) and their Jacobian f_q"))
+    if "velocity" in programs:
+        functions.append(_function(f"{name}_eval_velocity", programs["velocity"],
+                                   "A and B of the constraints A u = B"))
+    ops = sum(p.operation_count for p in programs.values())
+    solver = ("Cholesky of the symmetric positive definite M" if eom.symmetric
               else "LU with partial pivoting")
-    mass_failure = ("the mass matrix is not positive definite" if program.symmetric
+    if c:
+        solver = "SVD null-space elimination of the constraints, then " + solver
+    mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
+    nq, nu = eom.nq, eom.nu
     fields = dict(
         name=name, NAME=name.upper(), version=__version__,
         origin=eom.origin or "a SymPy model",
-        nq=program.nq, nu=program.nu, nx=program.nq + program.nu,
-        np=program.np, nr=program.nr, nm=len(program.mass), mass_layout=layout,
+        nq=nq, nu=nu, nx=nq + nu, np=len(eom.constants), nr=len(eom.specifieds),
+        nm=nu * (nu + 1) // 2 if eom.symmetric else nu * nu, mass_layout=layout,
         state_list=", ".join(eom.state_names) or "(none)",
         constant_list=", ".join(eom.constant_names) or "(none)",
         specified_list=", ".join(eom.specified_names) or "(none)",
         state_names=_quoted(eom.state_names), constant_names=_quoted(eom.constant_names),
         specified_names=_quoted(eom.specified_names),
         solver=solver, mass_failure=mass_failure, operation_count=ops,
-        body="\n".join(lines), key=key,
+        eval_functions="\n".join(functions), key=key,
+        nc=c.nc if c else 0, nh=c.nh if c else 0, rank_rtol=repr(float(rank_rtol)),
+        solve_call=(f"{name}_cholesky_solve({name.upper()}_NU, M, F, work)" if eom.symmetric
+                    else f"{name}_lu_solve(M, F)"),
     )
-    fields["solver_source"] = template("cholesky.c" if program.symmetric else "lu.c").substitute(fields)
+    linalg = [template("cholesky.c" if eom.symmetric else "lu.c")]
+    if c:
+        linalg.append(template("svd.c"))
+        fields["eval_extra_decl"] = (f"    double A[{name.upper()}_NC * {name.upper()}_NU], "
+                                     f"Bs[{name.upper()}_NC];\n")
+        fields["eval_extra_args"] = ", A, Bs"
+        fields["rhs_source"] = template("constrained.c").substitute(fields)
+        fields["constraint_api"] = template("constrained.h").substitute(fields)
+    else:
+        fields["eval_extra_decl"] = ""
+        fields["eval_extra_args"] = ""
+        fields["rhs_source"] = template("rhs.c").substitute(fields)
+        fields["constraint_api"] = f"#define {name.upper()}_NC 0   /* no run-time constraints */\n"
+    fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)
     files = {
         f"{name}.h": template("model.h").substitute(fields),
         f"{name}.c": template("model.c").substitute(fields),
     }
     return Sources(name=name, files=files, operation_count=ops, solver=solver,
-                   mass_failure=mass_failure)
+                   mass_failure=mass_failure, nc=fields["nc"], nh=fields["nh"])

@@ -8,6 +8,10 @@ with the names and order of every array the generated code uses:
     r = specifieds  inputs: functions of time other than q, u (and their
                     time derivatives if the equations contain them)
 
+A model with run-time constraints carries them as :class:`Constraints`; its
+constants then include ``baumgarte_alpha`` (and ``baumgarte_beta`` if any
+constraint is holonomic), the stabilization parameters (0 switches it off).
+
 It is built from a :class:`~codegen.GibbsAppellMethod` (directly from its
 plain-symbol results) or from anything with KanesMethod's interface
 (``q``, ``u``, ``mass_matrix``, ``forcing``, ``kindiffdict()``).
@@ -22,9 +26,38 @@ from sympy.physics.vector import dynamicsymbols
 
 from .kinematics import memo_xreplace
 
-__all__ = ["EquationsOfMotion", "equations_of"]
+__all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA"]
 
 t = dynamicsymbols._t
+
+
+#: the Baumgarte parameters of the run-time constraint elimination: ordinary
+#: constants of the generated model (in p, sorted by name like the others)
+BAUMGARTE_ALPHA = sm.Symbol("baumgarte_alpha")
+BAUMGARTE_BETA = sm.Symbol("baumgarte_beta")
+
+
+@dataclass
+class Constraints:
+    """A(q, t) u = B(q, t), eliminated at run time (Singh & Likins).
+
+    The first ``nh`` rows come from the configuration constraints f(q, t) = 0
+    (f, and its Jacobian fq over q, serve projection and stabilization); the
+    rest are velocity constraints. ``Bs`` is the right side of A u' = Bs,
+    B' = B_dot - A_dot u with Baumgarte's terms:
+    Bs = B' - 2 alpha (A u - B) - beta**2 [f; 0].
+    """
+    A: sm.Matrix
+    B: sm.Matrix
+    Bdot: sm.Matrix
+    f: list
+    fq: sm.Matrix
+    nh: int
+    Bs: sm.Matrix = None
+
+    @property
+    def nc(self):
+        return self.A.rows
 
 
 @dataclass
@@ -43,6 +76,7 @@ class EquationsOfMotion:
     specified_names: list
     origin: str = ""
     t: sm.Symbol = field(default=t)
+    constraints: Constraints = None      # run-time constraints, if any
 
     @property
     def nq(self):
@@ -92,8 +126,20 @@ def _inputs_in(expr, states, out: set) -> set:
     return out
 
 
-def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin):
+def _stabilized(c: Constraints, u) -> Constraints:
+    """c with Bs = B' - 2 alpha (A u - B) - beta^2 [f; 0] (Baumgarte)."""
+    res = c.A * sm.Matrix(u) - c.B
+    pos = sm.Matrix(list(c.f) + [0] * (c.nc - c.nh))
+    c.Bs = c.Bdot - 2 * BAUMGARTE_ALPHA * res - BAUMGARTE_BETA**2 * pos
+    return c
+
+
+def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
+            constraints=None):
     exprs = list(qdot) + list(M) + list(F)
+    if constraints is not None:
+        constraints = _stabilized(constraints, u)
+        exprs += list(constraints.Bs) + list(constraints.A) + list(constraints.fq)
     states = set(q) | set(u)
     found = set()
     for e in exprs:
@@ -125,13 +171,18 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin):
         q=list(q), u=list(u), qdot=list(qdot), M=M, F=F, symmetric=symmetric,
         constants=constants, specifieds=specifieds,
         state_names=names, constant_names=[str(c) for c in constants],
-        specified_names=[_name(s) for s in specifieds], origin=origin)
+        specified_names=[_name(s) for s in specifieds], origin=origin,
+        constraints=constraints)
 
 
 def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     """The neutral equations of a formed GibbsAppellMethod or KanesMethod-like object."""
+    constraints = None
     if hasattr(method, "_equations_plain"):
         q, u, qdot, M, F = method._equations_plain()
+        raw = method._constraints_plain()
+        if raw is not None:
+            constraints = Constraints(**raw)
         symmetric = True
         origin = "codegen.GibbsAppellMethod (Gibbs-Appell equation, Greenwood 4.292-4.297)"
         qnames = [_name(s) for s in method.q]
@@ -167,4 +218,5 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     names = qnames + unames
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
-    return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin)
+    return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
+                   constraints)

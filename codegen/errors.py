@@ -1,6 +1,6 @@
 """Exceptions of the generated modules and of the build."""
 
-__all__ = ["DynamicsError", "BuildError"]
+__all__ = ["DynamicsError", "ConvergenceError", "BuildError"]
 
 
 class DynamicsError(ArithmeticError):
@@ -9,3 +9,7 @@ class DynamicsError(ArithmeticError):
 
 class BuildError(RuntimeError):
     """Compiling generated code failed; the message carries the compiler's output."""
+
+
+class ConvergenceError(DynamicsError):
+    """An iteration (e.g. project onto the constraints) did not converge."""

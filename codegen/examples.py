@@ -14,7 +14,7 @@ import sympy.physics.mechanics as me
 
 __all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
            "n_pendulum_on_cart", "spatial_chain", "chaplygin_sleigh",
-           "offset_pendulum", "EXAMPLES"]
+           "offset_pendulum", "four_bar", "slider_crank", "EXAMPLES"]
 
 
 @dataclass
@@ -46,11 +46,13 @@ class Model:
                   kd_eqs=self.kd_eqs, bodies=self.bodies,
                   forcelist=self.loads)
         if self.q_dependent:
-            kw.update(q_dependent=self.q_dependent,
-                      configuration_constraints=self.configuration_constraints)
+            kw.update(q_dependent=self.q_dependent)
+        if self.configuration_constraints:
+            kw.update(configuration_constraints=self.configuration_constraints)
         if self.u_dependent:
-            kw.update(u_dependent=self.u_dependent,
-                      velocity_constraints=self.velocity_constraints)
+            kw.update(u_dependent=self.u_dependent)
+        if self.velocity_constraints:
+            kw.update(velocity_constraints=self.velocity_constraints)
         return kw
 
     def energy(self):
@@ -315,6 +317,108 @@ def chaplygin_sleigh():
                  initial_state=[0, 0, 0, 1.0, 0.5])
 
 
+def _planar_links(N, O, angles, speeds, lengths, masses, g, base=None):
+    """Links hinged in series from O (or base), absolute angles; mass centres at midpoints."""
+    bodies, loads, V = [], [], sm.S.Zero
+    joint = O if base is None else base
+    tip = None
+    for qi, ui, li, mi in zip(angles, speeds, lengths, masses):
+        Ai = N.orientnew(f'A_{qi.func}', 'Axis', [qi, N.z])
+        Ai.set_ang_vel(N, ui * N.z)
+        Ci = joint.locatenew(f'C_{qi.func}', li / 2 * Ai.x)
+        Ci.v2pt_theory(joint, N, Ai)
+        tip = joint.locatenew(f'P_{qi.func}', li * Ai.x)
+        tip.v2pt_theory(joint, N, Ai)
+        I = me.inertia(Ai, 0, 0, mi * li**2 / 12)
+        bodies.append(me.RigidBody(f'link_{qi.func}', Ci, Ai, mi, (I, Ci)))
+        loads.append((Ci, -mi * g * N.y))
+        V += mi * g * Ci.pos_from(O).dot(N.y)
+        joint = tip
+    return bodies, loads, V, tip
+
+
+def four_bar(kind='tree', lengths=(0.3, 1.0, 0.8, 1.0), redundant=None):
+    """Planar four-bar linkage: crank l1 and coupler l2 from the pivot O, rocker
+    l3 from the pivot D = (d, 0); links are uniform bars, gravity -g N.y.
+
+    kind='tree': q = (q1, q2, q3) absolute angles, u = q', the loop closed by
+    two configuration constraints (coupler tip = rocker tip) left to the
+    run-time SVD elimination. kind='reduced': the same mechanism with one
+    independent coordinate q1 (q2, q3 dependent, their speeds eliminated
+    symbolically). redundant='3d' adds the z row of the point coincidence
+    (identically zero), redundant='twice' repeats the x row: both make the
+    constraint matrix rank-deficient. lengths = (l1, l2, l3, d); with
+    l1 = l3 and l2 = d it is a parallelogram.
+    """
+    q = me.dynamicsymbols('q1:4')
+    u = me.dynamicsymbols('u1:4')
+    l1, l2, l3, d, m1, m2, m3, g = sm.symbols('l1 l2 l3 d m1 m2 m3 g')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    D = O.locatenew('D', d * N.x)
+    D.set_vel(N, 0)
+    b12, l12, V12, P2 = _planar_links(N, O, q[:2], u[:2], [l1, l2], [m1, m2], g)
+    b3, l3_, V3, P3 = _planar_links(N, O, q[2:], u[2:], [l3], [m3], g, base=D)
+    gap = P2.pos_from(O) - P3.pos_from(O)
+    closure = [gap.dot(N.x), gap.dot(N.y)]
+    if redundant == '3d':
+        closure.append(gap.dot(N.z))
+    elif redundant == 'twice':
+        closure.append(closure[0])
+    kd = [ui - qi.diff() for qi, ui in zip(q, u)]
+    values = dict(zip(['l1', 'l2', 'l3', 'd'], lengths), m1=1.0, m2=2.0, m3=1.5, g=9.81)
+    common = dict(bodies=b12 + b3, loads=l12 + l3_, potential_energy=V12 + V3,
+                  constants=[l1, l2, l3, d, m1, m2, m3, g], parameter_values=values,
+                  doc=four_bar.__doc__)
+    if kind == 'tree':
+        return Model('four_bar', N, list(q), list(u), kd, configuration_constraints=closure,
+                     initial_state=[1.0, 0.3, 1.5, 2.0, 0.0, 0.0], **common)
+    vel = [sm.diff(c, me.dynamicsymbols._t).subs({qi.diff(): ui for qi, ui in zip(q, u)})
+           for c in closure]
+    return Model('four_bar_reduced', N, [q[0]], [u[0]], kd, q_dependent=list(q[1:]),
+                 u_dependent=list(u[1:]), configuration_constraints=closure,
+                 velocity_constraints=vel, **common)
+
+
+def slider_crank(kind='tree'):
+    """Slider-crank: crank l1 from O, connecting rod l2, a slider of mass ms on
+    the line y = e through its own coordinate s (uniform bars, gravity -g N.y).
+
+    kind='tree': q = (q1, q2, s), u = q', two configuration constraints (rod
+    tip = slider) left to the run-time elimination. kind='reduced': q1
+    independent, q2 and s dependent, eliminated symbolically.
+    """
+    q1, q2, s = me.dynamicsymbols('q1 q2 s')
+    u1, u2, us = me.dynamicsymbols('u1 u2 u_s')
+    l1, l2, e, m1, m2, ms, g = sm.symbols('l1 l2 e m1 m2 m_s g')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    bodies, loads, V, P2 = _planar_links(N, O, [q1, q2], [u1, u2], [l1, l2], [m1, m2], g)
+    S = O.locatenew('S', s * N.x + e * N.y)
+    S.set_vel(N, us * N.x)
+    bodies.append(me.Particle('slider', S, ms))
+    loads.append((S, -ms * g * N.y))
+    V += ms * g * e
+    gap = P2.pos_from(O) - S.pos_from(O)
+    closure = [gap.dot(N.x), gap.dot(N.y)]
+    kd = [u1 - q1.diff(), u2 - q2.diff(), us - s.diff()]
+    values = dict(l1=0.3, l2=1.0, e=0.1, m1=1.0, m2=1.5, m_s=0.7, g=9.81)
+    common = dict(bodies=bodies, loads=loads, potential_energy=V,
+                  constants=[l1, l2, e, m1, m2, ms, g], parameter_values=values,
+                  doc=slider_crank.__doc__)
+    if kind == 'tree':
+        return Model('slider_crank', N, [q1, q2, s], [u1, u2, us], kd,
+                     configuration_constraints=closure,
+                     initial_state=[0.5, -0.1, 1.2, 3.0, 0.0, 0.0], **common)
+    qs = {q1.diff(): u1, q2.diff(): u2, s.diff(): us}
+    vel = [sm.diff(c, me.dynamicsymbols._t).subs(qs) for c in closure]
+    return Model('slider_crank_reduced', N, [q1], [u1], kd, q_dependent=[q2, s],
+                 u_dependent=[u2, us], configuration_constraints=closure,
+                 velocity_constraints=vel, **common)
+
+
 #: name -> builder, for the command line
 EXAMPLES = {
     'dumbbell': dumbbell,
@@ -324,4 +428,6 @@ EXAMPLES = {
     'chain': spatial_chain,
     'offset_pendulum': offset_pendulum,
     'chaplygin_sleigh': chaplygin_sleigh,
+    'four_bar': four_bar,
+    'slider_crank': slider_crank,
 }

@@ -7,8 +7,10 @@ expressions over C-ready names:
   unique C identifier (its own name where possible), read from x, p, r;
 - temporaries: one ``sympy.cse`` over all outputs together (q', the mass
   matrix, the forcing), so work shared between them is done once;
-- outputs: q' (NQ), the mass matrix (packed lower triangle, row by row, if
-  symmetric; else full row-major) and the forcing (NU).
+- outputs: named C arrays; the right-hand side's program holds q' (NQ),
+  the mass matrix (packed lower triangle, row by row, if symmetric; else
+  full row-major), the forcing (NU) and, for run-time constraints, A and
+  the right side of A u' = B' (see build_programs).
 
 ``sympy.cse(order='none')`` is used: the canonical ordering costs far more
 on large inputs and the result is the same set of temporaries. The same
@@ -24,7 +26,8 @@ import sympy as sm
 
 from .eom import EquationsOfMotion
 
-__all__ = ["Program", "Input", "build_program", "operation_count", "c_identifier_error", "C_KEYWORDS"]
+__all__ = ["Program", "Input", "build_programs", "make_program", "operation_count",
+           "c_identifier_error", "C_KEYWORDS"]
 
 C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
 extern float for goto if inline int long register restrict return short signed sizeof
@@ -59,24 +62,20 @@ class Input:
 
 @dataclass
 class Program:
+    """One straight-line function: inputs, CSE temporaries, named output arrays."""
     inputs: list          # Input, in array order (only those the outputs use)
     names: dict           # every input object (symbol, function of time, derivative) -> C name
     temporaries: list     # (Symbol, expr)
-    qdot: list
-    mass: list            # packed lower triangle (symmetric) or full row-major
-    forcing: list
-    symmetric: bool
-    nq: int
-    nu: int
-    np: int
-    nr: int
-    uses_time: bool
+    outputs: list         # (C array name, [expr]) in order
+
+    def group(self, array: str) -> list:
+        return next(exprs for name, exprs in self.outputs if name == array)
 
     @property
     def operation_count(self) -> int:
         """Arithmetic operations and function calls of the program (after CSE)."""
-        return operation_count([e for _, e in self.temporaries] + self.qdot + self.mass
-                               + self.forcing)
+        return operation_count([e for _, e in self.temporaries]
+                               + [e for _, exprs in self.outputs for e in exprs])
 
 
 def operation_count(exprs) -> int:
@@ -122,12 +121,8 @@ def _temp_prefix(names) -> str:
     return prefix
 
 
-def build_program(eom: EquationsOfMotion) -> Program:
-    """The straight-line program of eom: inputs, CSE temporaries, outputs.
-
-    The expressions keep the equations' own symbols; ``names`` says how each
-    prints in C (renaming by substitution would rebuild every expression).
-    """
+def _inputs(eom: EquationsOfMotion):
+    """(originals, C names, arrays, indices, labels) of every state, constant, specified."""
     labels = eom.state_names + eom.constant_names + eom.specified_names
     cnames = _c_names(labels)
     arrays = (["x"] * len(eom.state_names) + ["p"] * len(eom.constant_names)
@@ -135,15 +130,19 @@ def build_program(eom: EquationsOfMotion) -> Program:
     index = (list(range(len(eom.state_names))) + list(range(len(eom.constant_names)))
              + list(range(len(eom.specified_names))))
     originals = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
+    return originals, cnames, arrays, index, labels
+
+
+def make_program(eom: EquationsOfMotion, groups) -> Program:
+    """One CSE over all the groups [(array, exprs)] of one generated function.
+
+    The expressions keep the equations' own symbols; ``names`` says how each
+    prints in C (renaming by substitution would rebuild every expression).
+    """
+    originals, cnames, arrays, index, labels = _inputs(eom)
     names = dict(zip(originals, cnames))
     names[eom.t] = "t"
-
-    nu = eom.nu
-    if eom.symmetric:
-        mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
-    else:
-        mass = [eom.M[i, j] for i in range(nu) for j in range(nu)]
-    outputs = [sm.sympify(e) for e in list(eom.qdot) + mass + list(eom.F)]
+    outputs = [sm.sympify(e) for _, exprs in groups for e in exprs]
     free = set()
     for e in outputs:
         free |= e.free_symbols
@@ -154,8 +153,39 @@ def build_program(eom: EquationsOfMotion) -> Program:
         present |= e.free_symbols | e.atoms(sm.Derivative) | e.atoms(sm.core.function.AppliedUndef)
     inputs = [Input(n, a, i, l) for o, n, a, i, l in zip(originals, cnames, arrays, index, labels)
               if o in present]
-    nq, nm = eom.nq, len(mass)
-    return Program(inputs=inputs, names=names, temporaries=temps, qdot=reduced[:nq],
-                   mass=reduced[nq:nq + nm], forcing=reduced[nq + nm:],
-                   symmetric=eom.symmetric, nq=nq, nu=nu, np=len(eom.constants),
-                   nr=len(eom.specifieds), uses_time=eom.t in present)
+    out, k = [], 0
+    for array, exprs in groups:
+        out.append((array, reduced[k:k + len(exprs)]))
+        k += len(exprs)
+    return Program(inputs=inputs, names=names, temporaries=temps, outputs=out)
+
+
+def _flat(matrix) -> list:
+    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+
+
+def build_programs(eom: EquationsOfMotion) -> dict:
+    """The programs of a model's generated functions.
+
+    - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
+      else full row-major) and F, and with run-time constraints also their
+      matrix A (row-major) and the stabilized right side Bs of A u' = Bs:
+      everything the right-hand side needs, in one CSE;
+    - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
+    - "velocity" (any run-time constraints): A and B of A u = B.
+    """
+    nu = eom.nu
+    if eom.symmetric:
+        mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
+    else:
+        mass = _flat(eom.M)
+    groups = [("qd", list(eom.qdot)), ("M", mass), ("F", list(eom.F))]
+    c = eom.constraints
+    programs = {}
+    if c is not None:
+        groups += [("A", _flat(c.A)), ("Bs", list(c.Bs))]
+        if c.nh:
+            programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
+        programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
+    programs["eval"] = make_program(eom, groups)
+    return programs

@@ -223,6 +223,15 @@ class Kinematics:
                              f"configuration constraints, got {len(cc)}")
         self.configuration_constraints = [self._plain(e, base, f"configuration_constraints[{i}]")
                                           for i, e in enumerate(cc)]
+        self.n_q_dependent = len(q_dep)
+        for what, exprs, known in (("configuration_constraints", self.configuration_constraints,
+                                    "a coordinate"),
+                                   ("velocity_constraints", vc_plain, "a coordinate or a speed")):
+            for i, e in enumerate(exprs):
+                stray = sorted(map(str, e.atoms(AppliedUndef)))
+                if stray:
+                    raise ValueError(f"{what}[{i}] contains {', '.join(stray)}, which is not "
+                                     f"{known} of the model")
         self.holonomic_constraint_matrices = None
         if cc:
             f = sm.Matrix(self.configuration_constraints)

@@ -37,6 +37,11 @@ class CompiledModel:
         The folder with <name>.c, <name>.h, the shared library and manifest.json.
     operation_count : int
         Operations of the generated code after common subexpression elimination.
+
+    Models with run-time constraints (nc > 0 rows, nh of them holonomic) also have
+    constraint_forces(t, x, p, r=None) (lambda with A^T lambda = M u' - F),
+    residuals(t, x, p, r=None) ([f; A u - B]) and project(x, p, t=0, r=None,
+    tol=1e-12, maxiter=50) (the nearest consistent state).
     """
 
     def __init__(self, library, manifest: dict, folder: Path):
@@ -50,14 +55,23 @@ class CompiledModel:
         self.nq, self.nu = manifest["nq"], manifest["nu"]
         self.operation_count = manifest["operation_count"]
         self.key = manifest["key"]
+        self.nc, self.nh = manifest.get("nc", 0), manifest.get("nh", 0)
+        extra = {}
+        if self.nc:
+            extra = {k: _address(library, f"{name}_{k}")
+                     for k in ("constraint_forces", "residuals", "project")}
         self.dynamics = Dynamics(
             library, _address(library, f"{name}_rhs"), _address(library, f"{name}_mass_matrix"),
             _address(library, f"{name}_forcing"), name, self.nq, self.nu, self.states,
-            self.constants, self.specifieds, manifest["mass_failure"])
+            self.constants, self.specifieds, manifest["mass_failure"], self.nc, self.nh, **extra)
         # the compiled methods themselves: no Python layer in between
         self.rhs = self.dynamics.rhs
         self.mass_matrix = self.dynamics.mass_matrix
         self.forcing = self.dynamics.forcing
+        if self.nc:
+            self.constraint_forces = self.dynamics.constraint_forces
+            self.residuals = self.dynamics.residuals
+            self.project = self.dynamics.project
 
     @property
     def nx(self) -> int:

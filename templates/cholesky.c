@@ -1,14 +1,15 @@
+/* Linear algebra: only <math.h>, no allocation (callers pass workspaces), reentrant. */
+
 /*
- * Symmetric positive definite solve, M packed as its lower triangle row by
- * row (M[i][j] at i*(i+1)/2 + j, j <= i). Cholesky M = L L^T in place, then
- * two triangular solves; b is overwritten by the solution. Returns 1 when a
- * pivot is not positive or falls below 1e-14 of its diagonal entry (M is not
- * positive definite to working precision), else 0.
+ * Symmetric positive definite solve, A (n x n) packed as its lower triangle
+ * row by row (A[i][j] at i*(i+1)/2 + j, j <= i). Cholesky A = L L^T in place
+ * (one division per row: inv[i] = 1 / L[i][i]), then the two triangular
+ * solves; b is overwritten by the solution. Returns 1 when a pivot is not
+ * positive or falls below 1e-14 of its diagonal entry (A is not positive
+ * definite to working precision), else 0. inv: workspace of n doubles.
  */
-static int ${name}_solve(double *A, double *b)
+static int ${name}_cholesky_solve(int n, double *A, double *b, double *inv)
 {
-    const int n = ${NAME}_NU;
-    double inv[${NAME}_NU];   /* 1 / L[i][i]: one division per row, not per entry */
     int i, j, k;
     for (i = 0; i < n; i++) {
         double *Li = A + i * (i + 1) / 2;
@@ -46,6 +47,9 @@ static void ${name}_unpack(const double *A, double *M)
     const int n = ${NAME}_NU;
     int i, j;
     for (i = 0; i < n; i++)
-        for (j = 0; j <= i; j++)
-            M[i * n + j] = M[j * n + i] = A[i * (i + 1) / 2 + j];
+        for (j = 0; j <= i; j++) {
+            const double v = A[i * (i + 1) / 2 + j];
+            M[i * n + j] = v;
+            M[j * n + i] = v;
+        }
 }

@@ -5,7 +5,7 @@
  * when a pivot falls below 1e-14 of the largest entry of M (singular to
  * working precision), else 0.
  */
-static int ${name}_solve(double *A, double *b)
+static int ${name}_lu_solve(double *A, double *b)
 {
     const int n = ${NAME}_NU;
     int i, j, k;

@@ -27,15 +27,8 @@ static inline double cg_powi(double a, int n)
     return n < 0 ? 1.0 / result : result;
 }
 
-${solver_source}
-/* q' into qd, the mass matrix into M (${mass_layout}), F into F: one pass. */
-static void ${name}_eval(double t, const double *x, const double *p, const double *r,
-                         double *qd, double *M, double *F)
-{
-    (void)t; (void)x; (void)p; (void)r;
-${body}
-}
-
+${linalg_source}
+${eval_functions}
 static int ${name}_finite(double t, const double *x, const double *p, const double *r)
 {
     int i;
@@ -46,25 +39,13 @@ static int ${name}_finite(double t, const double *x, const double *p, const doub
     return 1;
 }
 
-int ${name}_rhs(double t, const double *x, const double *p, const double *r, double *dx)
-{
-    double M[${NAME}_NM];
-    double F[${NAME}_NU];
-    int i;
-    if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;
-    ${name}_eval(t, x, p, r, dx, M, F);
-    if (${name}_solve(M, F)) return ${NAME}_ERR_MASS;
-    for (i = 0; i < ${NAME}_NU; i++) dx[${NAME}_NQ + i] = F[i];
-    for (i = 0; i < ${NAME}_NX; i++) if (!isfinite(dx[i])) return ${NAME}_ERR_OUTPUT;
-    return ${NAME}_OK;
-}
-
+${rhs_source}
 void ${name}_mass_matrix(double t, const double *x, const double *p, const double *r, double *M)
 {
     double Ms[${NAME}_NM];
     double qd[${NAME}_NQ + 1];
     double F[${NAME}_NU];
-    ${name}_eval(t, x, p, r, qd, Ms, F);
+${eval_extra_decl}    ${name}_eval(t, x, p, r, qd, Ms, F${eval_extra_args});
     ${name}_unpack(Ms, M);
 }
 
@@ -72,5 +53,5 @@ void ${name}_forcing(double t, const double *x, const double *p, const double *r
 {
     double Ms[${NAME}_NM];
     double qd[${NAME}_NQ + 1];
-    ${name}_eval(t, x, p, r, qd, Ms, F);
+${eval_extra_decl}    ${name}_eval(t, x, p, r, qd, Ms, F${eval_extra_args});
 }

@@ -32,6 +32,7 @@ extern "C" {
 #define ${NAME}_ERR_INPUT 1   /* t, x, p or r is not finite */
 #define ${NAME}_ERR_MASS 2    /* ${mass_failure} */
 #define ${NAME}_ERR_OUTPUT 3  /* the result is not finite */
+#define ${NAME}_ERR_SVD 4     /* the SVD of the constraint matrix did not converge */
 
 /* names in array order, each table ends with a null pointer */
 extern const char *const ${name}_state_names[];
@@ -47,6 +48,7 @@ void ${name}_mass_matrix(double t, const double *x, const double *p, const doubl
 /* F, ${NAME}_NU entries. */
 void ${name}_forcing(double t, const double *x, const double *p, const double *r, double *F);
 
+${constraint_api}
 #ifdef __cplusplus
 }
 #endif

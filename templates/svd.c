@@ -1,49 +1,4 @@
-/*
- * Dense linear algebra for the generated dynamics: self-contained (only
- * <math.h>), no allocation (the caller passes every workspace), reentrant.
- * All matrices are row-major.
- */
-
-/*
- * Symmetric positive definite solve, A (n x n) packed as its lower triangle
- * row by row (A[i][j] at i*(i+1)/2 + j, j <= i). Cholesky A = L L^T in place
- * (one division per row: inv[i] = 1 / L[i][i]), then the two triangular
- * solves; b is overwritten by the solution. Returns 1 when a pivot is not
- * positive or falls below 1e-14 of its diagonal entry (A is not positive
- * definite to working precision), else 0. inv: workspace of n doubles.
- */
-static int ${name}_cholesky_solve(int n, double *A, double *b, double *inv)
-{
-    int i, j, k;
-    for (i = 0; i < n; i++) {
-        double *Li = A + i * (i + 1) / 2;
-        for (j = 0; j < i; j++) {
-            const double *Lj = A + j * (j + 1) / 2;
-            double s = Li[j];
-            for (k = 0; k < j; k++) s -= Li[k] * Lj[k];
-            Li[j] = s * inv[j];
-        }
-        {
-            double s = Li[i];
-            for (k = 0; k < i; k++) s -= Li[k] * Li[k];
-            if (!(s > 1e-14 * fabs(Li[i]))) return 1;
-            Li[i] = sqrt(s);
-            inv[i] = 1.0 / Li[i];
-        }
-    }
-    for (i = 0; i < n; i++) {
-        const double *Li = A + i * (i + 1) / 2;
-        double s = b[i];
-        for (k = 0; k < i; k++) s -= Li[k] * b[k];
-        b[i] = s * inv[i];
-    }
-    for (i = n - 1; i >= 0; i--) {
-        double s = b[i];
-        for (k = i + 1; k < n; k++) s -= A[k * (k + 1) / 2 + i] * b[k];
-        b[i] = s * inv[i];
-    }
-    return 0;
-}
+/* SVD and pseudoinverse for the run-time constraint elimination (Singh & Likins). */
 
 /* y = A x for A (n x n) symmetric, packed lower triangle */
 static void ${name}_packed_matvec(int n, const double *A, const double *x, double *y)
@@ -74,6 +29,11 @@ static void ${name}_packed_matvec(int n, const double *A, const double *x, doubl
 static int ${name}_svd(int m, int n, double *A, double *V, double *s)
 {
     int i, j, k, p, q, sweep;
+    double floor = 0.0;
+    for (i = 0; i < m * n; i++) floor += A[i] * A[i];
+    /* columns below (eps |A|_F)^2 are zero to working precision: rotating
+       them would chase rounding noise forever */
+    floor *= 4.93e-32;
     for (i = 0; i < n; i++)
         for (j = 0; j < n; j++) V[i * n + j] = (i == j) ? 1.0 : 0.0;
     for (sweep = 1; sweep <= 60; sweep++) {
@@ -87,7 +47,8 @@ static int ${name}_svd(int m, int n, double *A, double *V, double *s)
                     beta += aq * aq;
                     gamma += ap * aq;
                 }
-                if (gamma == 0.0 || fabs(gamma) <= 1e-15 * sqrt(alpha * beta)) continue;
+                if (alpha <= floor || beta <= floor || gamma == 0.0
+                    || fabs(gamma) <= 1e-15 * sqrt(alpha * beta)) continue;
                 rotated = 1;
                 zeta = (beta - alpha) / (2.0 * gamma);
                 t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
