@@ -95,7 +95,7 @@ def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
         h.update(b"\0")
     memo = {}
     c = eom.constraints
-    extra = [] if c is None else [list(c.A), list(c.B), list(c.Bs), c.f, list(c.fq)]
+    extra = [] if c is None else [list(c.A), list(c.B), list(c.Bdot), list(c.S), c.f, list(c.fq)]
     for group in [eom.q, eom.u, eom.constants, eom.specifieds, eom.qdot, list(eom.M),
                   list(eom.F)] + extra:
         for e in group:

@@ -132,8 +132,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"
     functions = [_function(f"{name}_eval", main,
                            f"q' into qd, the mass matrix into M ({layout}), F into F"
-                           + (", the constraint matrix into A and the right side of A u' = B'"
-                              " (stabilized) into Bs" if c else "") + ": one pass")]
+                           + (", the constraint matrix into A, B' into Bd and Baumgarte's"
+                              " term into S (A u' = B' + S)" if c else "") + ": one pass")]
     if "position" in programs:
         functions.append(_function(f"{name}_eval_position", programs["position"],
                                    "configuration constraints f(q, t) and their Jacobian f_q"))
@@ -168,8 +168,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     if c:
         linalg.append(template("svd.c"))
         fields["eval_extra_decl"] = (f"    double A[{name.upper()}_NC * {name.upper()}_NU], "
-                                     f"Bs[{name.upper()}_NC];\n")
-        fields["eval_extra_args"] = ", A, Bs"
+                                     f"Bd[{name.upper()}_NC], S[{name.upper()}_NC];\n")
+        fields["eval_extra_args"] = ", A, Bd, S"
         fields["rhs_source"] = template("constrained.c").substitute(fields)
         fields["constraint_api"] = template("constrained.h").substitute(fields)
     else:

@@ -43,9 +43,8 @@ class Constraints:
 
     The first ``nh`` rows come from the configuration constraints f(q, t) = 0
     (f, and its Jacobian fq over q, serve projection and stabilization); the
-    rest are velocity constraints. ``Bs`` is the right side of A u' = Bs,
-    B' = B_dot - A_dot u with Baumgarte's terms:
-    Bs = B' - 2 alpha (A u - B) - beta**2 [f; 0].
+    rest are velocity constraints. A u' = B' + S with B' = B_dot - A_dot u
+    and Baumgarte's terms S = -2 alpha (A u - B) - beta**2 [f; 0].
     """
     A: sm.Matrix
     B: sm.Matrix
@@ -53,7 +52,7 @@ class Constraints:
     f: list
     fq: sm.Matrix
     nh: int
-    Bs: sm.Matrix = None
+    S: sm.Matrix = None
 
     @property
     def nc(self):
@@ -127,10 +126,10 @@ def _inputs_in(expr, states, out: set) -> set:
 
 
 def _stabilized(c: Constraints, u) -> Constraints:
-    """c with Bs = B' - 2 alpha (A u - B) - beta^2 [f; 0] (Baumgarte)."""
+    """c with Baumgarte's S = -2 alpha (A u - B) - beta^2 [f; 0]."""
     res = c.A * sm.Matrix(u) - c.B
     pos = sm.Matrix(list(c.f) + [0] * (c.nc - c.nh))
-    c.Bs = c.Bdot - 2 * BAUMGARTE_ALPHA * res - BAUMGARTE_BETA**2 * pos
+    c.S = -2 * BAUMGARTE_ALPHA * res - BAUMGARTE_BETA**2 * pos
     return c
 
 
@@ -139,7 +138,7 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     exprs = list(qdot) + list(M) + list(F)
     if constraints is not None:
         constraints = _stabilized(constraints, u)
-        exprs += list(constraints.Bs) + list(constraints.A) + list(constraints.fq)
+        exprs += list(constraints.Bdot) + list(constraints.S) + list(constraints.A) + list(constraints.fq)
     states = set(q) | set(u)
     found = set()
     for e in exprs:

@@ -169,7 +169,7 @@ def build_programs(eom: EquationsOfMotion) -> dict:
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
       else full row-major) and F, and with run-time constraints also their
-      matrix A (row-major) and the stabilized right side Bs of A u' = Bs:
+      matrix A (row-major), B' (Bd) and Baumgarte's term S of A u' = B' + S:
       everything the right-hand side needs, in one CSE;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
     - "velocity" (any run-time constraints): A and B of A u = B.
@@ -183,7 +183,7 @@ def build_programs(eom: EquationsOfMotion) -> dict:
     c = eom.constraints
     programs = {}
     if c is not None:
-        groups += [("A", _flat(c.A)), ("Bs", list(c.Bs))]
+        groups += [("A", _flat(c.A)), ("Bd", list(c.Bdot)), ("S", list(c.S))]
         if c.nh:
             programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
         programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])

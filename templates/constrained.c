@@ -3,28 +3,34 @@
  * null-space method (Singh & Likins, eqs. 9-20). With A = U S V^T of rank k
  * (singular values above ${NAME}_RANK_RTOL times the largest), V2 = the last
  * NU - k columns of V spans the null space of A, A+ = V1 S1^-1 U1^T, and
- *     u' = A+ Bs + V2 z'',   (V2^T M V2) z'' = V2^T (F - M A+ Bs),
- * where A u' = Bs is the differentiated constraint with Baumgarte's terms.
+ *     u' = y + V2 z'',   (V2^T M V2) z'' = V2^T (F - M y),   y = A+ B' + A+_mu S,
+ * where A u' = B' + S is the differentiated constraint with Baumgarte's term
+ * S. S goes through the damped pseudoinverse (mu = ${NAME}_DAMPING times the
+ * largest singular value): near a configuration where the rank drops, the
+ * stabilization fades in the vanishing direction instead of being multiplied
+ * by 1 / s (which would throw the motion onto another branch).
  * The constraint forces A^T lambda drop out; lambda = (A^T)+ (M u' - F).
  * Redundant rows and rank changes only change k: nothing is inverted that
  * the rank decision has not kept.
  */
 #define ${NAME}_RANK_RTOL ${rank_rtol}
+#define ${NAME}_DAMPING 1e-2
 
 /* u' into ud (q' into qd) and, unless lam is null, the multipliers into lam */
 static int ${name}_constrained(double t, const double *x, const double *p, const double *r,
                                double *qd, double *ud, double *lam)
 {
-    double M[${NAME}_NM], F[${NAME}_NU], A[${NAME}_NC * ${NAME}_NU], Bs[${NAME}_NC];
+    double M[${NAME}_NM], F[${NAME}_NU], A[${NAME}_NC * ${NAME}_NU], Bd[${NAME}_NC], S[${NAME}_NC];
     double V[${NAME}_NU * ${NAME}_NU], s[${NAME}_NU], y[${NAME}_NU], g[${NAME}_NU];
     double col[${NAME}_NU], T[${NAME}_NU * ${NAME}_NU], Mr[${NAME}_NM], z[${NAME}_NU];
     double inv[${NAME}_NU];
     int i, a, b, rank, d;
     if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;
-    ${name}_eval(t, x, p, r, qd, M, F, A, Bs);
+    ${name}_eval(t, x, p, r, qd, M, F, A, Bd, S);
     if (${name}_svd(${NAME}_NC, ${NAME}_NU, A, V, s) < 0) return ${NAME}_ERR_SVD;
     rank = ${name}_rank(${NAME}_NU, s, ${NAME}_RANK_RTOL);
-    ${name}_pinv_apply(${NAME}_NC, ${NAME}_NU, rank, A, V, s, Bs, y);
+    ${name}_pinv_apply(${NAME}_NC, ${NAME}_NU, rank, A, V, s, Bd, y);
+    ${name}_damped_pinv_add(${NAME}_NC, ${NAME}_NU, rank, A, V, s, ${NAME}_DAMPING * s[0], S, y);
     d = ${NAME}_NU - rank;
     ${name}_packed_matvec(${NAME}_NU, M, y, g);
     for (i = 0; i < ${NAME}_NU; i++) g[i] = F[i] - g[i];

@@ -124,3 +124,18 @@ static void ${name}_pinv_transpose_apply(int m, int n, int r, const double *US, 
         for (i = 0; i < m; i++) y[i] += c * US[i * n + j];
     }
 }
+
+/* x += A+_mu b with the damped pseudoinverse V diag(s / (s^2 + mu^2)) U^T over the first r
+   singular values: the Baumgarte correction fades along directions whose singular value
+   approaches zero instead of being amplified by 1 / s */
+static void ${name}_damped_pinv_add(int m, int n, int r, const double *US, const double *V,
+                                    const double *s, double mu, const double *b, double *x)
+{
+    int i, j;
+    for (j = 0; j < r; j++) {
+        double c = 0.0;
+        for (i = 0; i < m; i++) c += US[i * n + j] * b[i];
+        c /= s[j] * s[j] + mu * mu;
+        for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
+    }
+}

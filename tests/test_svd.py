@@ -1,0 +1,90 @@
+"""The self-contained C SVD (templates/svd.c) against numpy.linalg.svd."""
+import numpy as np
+import pytest
+
+import linalg_lib as L
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    return L.build(tmp_path_factory.mktemp("linalg"))
+
+
+def check_svd(lib, A, rtol=1e-12):
+    US, V, s, sweeps = L.svd(lib, A)
+    assert sweeps > 0
+    m, n = A.shape
+    ref = np.linalg.svd(A, compute_uv=False)
+    k = min(m, n)
+    scale = max(ref[0], 1e-300)
+    assert np.allclose(s[:k], ref, rtol=0, atol=rtol * scale), (s, ref)
+    assert np.all(np.diff(s) <= 1e-300 + 1e-15 * scale)            # descending
+    assert np.allclose(s[k:], 0, atol=rtol * scale)                 # null space columns
+    assert np.allclose(V.T @ V, np.eye(n), atol=1e-13)              # V orthogonal
+    assert np.allclose(US @ V.T, A, atol=1e-13 * scale)             # reconstructs A
+    return US, V, s
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 3), (3, 2), (4, 4), (3, 7), (7, 3), (6, 6)])
+def test_random(lib, shape):
+    rng = np.random.default_rng(sum(shape))
+    for _ in range(5):
+        check_svd(lib, rng.normal(size=shape))
+
+
+def test_ill_conditioned(lib):
+    rng = np.random.default_rng(3)
+    Q1, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    Q2, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    sv = np.logspace(0, -12, 5)
+    A = Q1 @ np.diag(sv) @ Q2.T
+    US, V, s = check_svd(lib, A)
+    # one-sided Jacobi keeps the small singular values to high relative accuracy
+    assert np.allclose(s, sv, rtol=1e-3)
+
+
+def test_rank_deficient_and_pseudoinverse(lib):
+    rng = np.random.default_rng(5)
+    for m, n, r in [(3, 5, 2), (5, 3, 1), (4, 4, 3), (2, 6, 2)]:
+        A = rng.normal(size=(m, r)) @ rng.normal(size=(r, n))
+        US, V, s = check_svd(lib, A)
+        rank = lib.cgt_rank_public(n, s, 1e-9)
+        assert rank == r == np.linalg.matrix_rank(A)
+        b = rng.normal(size=m)
+        x = np.empty(n)
+        lib.cgt_pinv_public(m, n, rank, US, V, s, b, x)
+        assert np.allclose(x, np.linalg.pinv(A, rcond=1e-9) @ b, atol=1e-12)
+        g = rng.normal(size=n)
+        y = np.empty(m)
+        lib.cgt_pinvt_public(m, n, rank, US, V, s, g, y)
+        assert np.allclose(y, np.linalg.pinv(A.T, rcond=1e-9) @ g, atol=1e-12)
+        # the last n - r columns of V span the null space
+        assert np.allclose(A @ V[:, rank:], 0, atol=1e-12)
+
+
+def test_zero_and_duplicate_rows(lib):
+    A = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
+    US, V, s = check_svd(lib, A)
+    assert lib.cgt_rank_public(3, s, 1e-9) == 1
+    zero = np.zeros((2, 3))
+    US, V, s, sweeps = L.svd(lib, zero)
+    assert np.all(s == 0) and lib.cgt_rank_public(3, s, 1e-9) == 0
+
+
+def test_cholesky_and_packed_matvec(lib):
+    rng = np.random.default_rng(9)
+    n = 6
+    B = rng.normal(size=(n, n))
+    M = B @ B.T + n * np.eye(n)
+    packed = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
+    x = rng.normal(size=n)
+    y = np.empty(n)
+    lib.cgt_matvec_public(n, packed, x, y)
+    assert np.allclose(y, M @ x)
+    b = rng.normal(size=n)
+    sol, inv = b.copy(), np.empty(n)
+    assert lib.cgt_cholesky_public(n, packed.copy(), sol, inv) == 0
+    assert np.allclose(sol, np.linalg.solve(M, b))
+    M[2, 2] = -1.0
+    bad = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
+    assert lib.cgt_cholesky_public(n, bad, b.copy(), inv) == 1     # not positive definite
