@@ -31,6 +31,7 @@ def build(folder: Path):
     lib.cgt_rank_public.argtypes = [i, _P, d]
     lib.cgt_pinv_public.argtypes = [i, i, i, _P, _P, _P, _P, _P]
     lib.cgt_pinvt_public.argtypes = [i, i, i, _P, _P, _P, _P, _P]
+    lib.cgt_damped_public.argtypes = [i, i, i, _P, _P, _P, d, _P, _P]
     lib.cgt_cholesky_public.argtypes = [i, _P, _P, _P]
     lib.cgt_matvec_public.argtypes = [i, _P, _P, _P]
     return lib

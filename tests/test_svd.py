@@ -62,6 +62,22 @@ def test_rank_deficient_and_pseudoinverse(lib):
         assert np.allclose(A @ V[:, rank:], 0, atol=1e-12)
 
 
+def test_damped_pseudoinverse(lib):
+    """x += V diag(s / (s^2 + mu^2)) U^T b: Tikhonov-damped, bounded by 1 / (2 mu)."""
+    rng = np.random.default_rng(8)
+    A = rng.normal(size=(3, 5))
+    A[2] = A[0] + 1e-7 * rng.normal(size=5)              # a nearly dependent row
+    U, sv, Vt = np.linalg.svd(A, full_matrices=False)
+    US, V, s = check_svd(lib, A, rtol=1e-10)
+    b = rng.normal(size=3)
+    mu = 1e-2 * s[0]
+    x = np.zeros(5)
+    lib.cgt_damped_public(3, 5, 3, US, V, s, mu, b, x)
+    ref = Vt.T @ np.diag(sv / (sv**2 + mu**2)) @ U.T @ b
+    assert np.allclose(x, ref, atol=1e-12)
+    assert np.linalg.norm(x) <= np.linalg.norm(b) / (2 * mu) + 1e-12
+
+
 def test_zero_and_duplicate_rows(lib):
     A = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
     US, V, s = check_svd(lib, A)
