@@ -16,6 +16,6 @@ runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"],
 setup(
     packages=["codegen", "codegen.bench", "codegen.templates"],
     package_dir={"codegen": "codegen", "codegen.templates": "templates"},
-    package_data={"codegen.templates": ["*.c", "*.h", "*.md"], "codegen": ["*.pyx"]},
+    package_data={"codegen.templates": ["*.c", "*.h", "*.md", "fmi2/*.h"], "codegen": ["*.pyx"]},
     ext_modules=cythonize([runtime], language_level=3),
 )

@@ -9,7 +9,8 @@ __version__ = "0.1.0"
 from .appell import GibbsAppellMethod
 from .build import generate, load
 from .eom import EquationsOfMotion, equations_of
+from .export import export_c, export_fmu
 from .errors import BuildError, ConvergenceError, DynamicsError
 
-__all__ = ["GibbsAppellMethod", "generate", "load", "EquationsOfMotion", "equations_of",
+__all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "EquationsOfMotion", "equations_of",
            "BuildError", "ConvergenceError", "DynamicsError"]

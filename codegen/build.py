@@ -42,7 +42,8 @@ from .errors import BuildError
 from .kernel import build_programs, c_identifier_error
 from .runtime import CompiledModel
 
-__all__ = ["generate", "load", "DEFAULT_FLAGS", "equations_key"]
+__all__ = ["generate", "load", "DEFAULT_FLAGS", "equations_key", "neutral_equations",
+           "compile_library"]
 
 #: -O2: see the README for the -O1/-O2/-O3 measurements. -fno-math-errno lets
 #: sqrt compile to one instruction, -g0 drops the debug info Python's own CFLAGS ask
@@ -134,14 +135,21 @@ def _prepare_dir(output_dir, name: str) -> Path:
     return target
 
 
-def _compile(sources: Sources, target: Path, module: str, flags) -> Path:
-    """Build the C as a shared library in a private folder; move it into target."""
+def compile_library(files: dict, c_sources: list, module: str, flags, target: Path,
+                    include_dirs=(), what: str = "model") -> Path:
+    """Build C sources as a shared library in a private folder under target.
+
+    files: name -> text written into the folder first. Returns the library's
+    path inside that folder (the caller moves it and removes the folder with
+    ``shutil.rmtree(path.parent)``). A failed build raises BuildError with the
+    compiler's output and leaves the sources in ``target/failed-build``.
+    """
     build = Path(tempfile.mkdtemp(dir=target, prefix=".build-"))
     try:
-        name = sources.name
-        for fname, text in sources.files.items():
+        for fname, text in files.items():
             (build / fname).write_text(text)
-        spec = dict(module=module, sources=[f"{name}.c"], include_dirs=["."],
+        spec = dict(module=module, sources=list(c_sources),
+                    include_dirs=["."] + [str(d) for d in include_dirs],
                     build_dir=".", extra_compile_args=list(flags))
         (build / "spec.json").write_text(json.dumps(spec))
         # run by path, not with -m: importing the codegen package would import SymPy
@@ -152,13 +160,23 @@ def _compile(sources: Sources, target: Path, module: str, flags) -> Path:
             shutil.rmtree(failed, ignore_errors=True)
             os.replace(build, failed)
             log = (proc.stdout + proc.stderr).strip()
-            raise BuildError(f"compiling model {name!r} failed; sources in {failed}\n{log}")
-        built = build / json.loads(proc.stdout.strip().splitlines()[-1])["outputs"][0]
+            raise BuildError(f"compiling {what} failed; sources in {failed}\n{log}")
+        return build / json.loads(proc.stdout.strip().splitlines()[-1])["outputs"][0]
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+
+
+def _compile(sources: Sources, target: Path, module: str, flags) -> Path:
+    """The model's C as a shared library in target."""
+    built = compile_library(sources.files, [f"{sources.name}.c"], module, flags, target,
+                            what=f"model {sources.name!r}")
+    try:
         final = target / built.name
         os.replace(built, final)
         return final
     finally:
-        shutil.rmtree(build, ignore_errors=True)
+        shutil.rmtree(built.parent, ignore_errors=True)
 
 
 def load(path) -> CompiledModel:
@@ -184,6 +202,21 @@ def _cached(target: Path, key: str):
     if manifest.get("key") != key or not (target / manifest["extension"]).is_file():
         return None
     return load(target)
+
+
+def neutral_equations(eom, name: str, constants=None, specifieds=None) -> EquationsOfMotion:
+    """The checked neutral equations of eom for a model called name (no file is touched)."""
+    _check_name(name)
+    eq = eom if isinstance(eom, EquationsOfMotion) else equations_of(eom, constants, specifieds)
+    if not eq.u:
+        raise ValueError(f"model {name!r} has no speeds: there is nothing to integrate")
+    for kind, names in (("state", eq.state_names), ("constant", eq.constant_names),
+                        ("specified", eq.specified_names)):
+        for n in names:
+            if not n.isascii() or not n.isprintable() or any(ch in n for ch in '"\\'):
+                raise ValueError(f"{kind} name {n!r} cannot be a C string or an FMI variable "
+                                 f"name (printable ASCII without quotes or backslashes)")
+    return eq
 
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
@@ -216,12 +249,9 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         With ``rhs``, ``mass_matrix``, ``forcing``, ``states``, ``constants``,
         ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
     """
-    _check_name(name)
     flags = tuple(flags)
     t0 = time.perf_counter()
-    eq = eom if isinstance(eom, EquationsOfMotion) else equations_of(eom, constants, specifieds)
-    if not eq.u:
-        raise ValueError(f"model {name!r} has no speeds: there is nothing to integrate")
+    eq = neutral_equations(eom, name, constants, specifieds)
     target = _prepare_dir(output_dir, name)
     key = equations_key(eq, name, flags + (f"rank_rtol={rank_rtol!r}",))
     if not force:

@@ -146,6 +146,8 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     if specifieds is None:
         specifieds = sorted(found, key=_name)
     else:
+        if not isinstance(specifieds, (list, tuple, sm.MatrixBase)):
+            raise TypeError(f"specifieds must be a list of functions of time, got {specifieds!r}")
         specifieds = list(specifieds)
         missing = sorted(found - set(specifieds), key=_name)
         if missing:
@@ -158,6 +160,8 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     if constants is None:
         constants = sorted(free, key=str)
     else:
+        if not isinstance(constants, (list, tuple, sm.MatrixBase)):
+            raise TypeError(f"constants must be a list of SymPy Symbols, got {constants!r}")
         constants = list(constants)
         bad = [c for c in constants if not isinstance(c, sm.Symbol)]
         if bad:

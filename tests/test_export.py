@@ -1,0 +1,170 @@
+"""Standalone C (strict compilers, example driver) and FMI 2.0 FMUs (FMPy)."""
+import os
+import shutil
+import subprocess
+
+import fmpy
+import numpy as np
+import pytest
+from fmpy.validation import validate_fmu
+from scipy.integrate import solve_ivp
+
+from codegen import GibbsAppellMethod, examples as ex, export_c, export_fmu, generate
+
+HERE = os.path.dirname(__file__)
+CC = shutil.which("gcc") or shutil.which("cc")
+CXX = shutil.which("g++") or shutil.which("c++")
+
+MODELS = {
+    "disk": ex.rolling_disk,
+    "pend": lambda: ex.n_pendulum_on_cart(2),       # a specified input
+    "fourbar": ex.four_bar,                          # run-time constraints
+}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("export")
+    res = {}
+    for name, build in MODELS.items():
+        model = build()
+        ga = GibbsAppellMethod(**model.kwargs)
+        res[name] = (model, ga, export_c(ga, name, out), generate(ga, name, output_dir=out / "py"))
+    return res
+
+
+def run(cmd, cwd):
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    assert proc.returncode == 0, " ".join(cmd) + "\n" + proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_files_and_same_c_as_the_python_module(exported):
+    for name, (model, ga, folder, mod) in exported.items():
+        assert {p.name for p in folder.iterdir()} >= {f"{name}.c", f"{name}.h", f"{name}_driver.c"}
+        assert (folder / f"{name}.c").read_text() == (mod.source_dir / f"{name}.c").read_text()
+        header = (folder / f"{name}.h").read_text()
+        for macro in ("NQ", "NU", "NX", "NP", "NR"):
+            assert f"#define {name.upper()}_{macro} " in header
+        assert '#ifdef __cplusplus\nextern "C" {' in header
+        assert "#include <stdlib.h>" not in (folder / f"{name}.c").read_text()
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_strict_c99_and_cxx(exported, name):
+    model, ga, folder, mod = exported[name]
+    strict = [CC, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2"]
+    run(strict + ["-c", f"{name}.c", "-o", f"{name}.o"], folder)
+    run(strict + ["-c", f"{name}_driver.c", "-o", f"{name}_driver.o"], folder)
+    N = name.upper()
+    defs = [f'-DMODEL_HEADER="{name}.h"', f"-DMODEL_NX={N}_NX", f"-DMODEL_NP={N}_NP",
+            f"-DMODEL_RHS={name}_rhs", f"-DMODEL_STATE_NAMES={name}_state_names"]
+    if mod.specifieds:
+        defs[3] = f"-DMODEL_RHS=[](double t, const double *x, const double *p, const double *, double *dx){{double r[{N}_NR]={{0}}; return {name}_rhs(t, x, p, r, dx);}}"
+    run([CXX, "-Wall", "-Werror", "-I.", *defs, os.path.join(HERE, "c", "use_header.cpp"),
+         f"{name}.o", "-lm", "-o", "use_header"], folder)
+    out = run(["./use_header"], folder).split()
+    assert out[1] == mod.states[0]
+
+
+def python_rk4(mod, x0, p, r, h, n):
+    xs = [np.array(x0, dtype=float)]
+    x = xs[0].copy()
+    for k in range(n):
+        t = k * h
+        k1 = mod.rhs(t, x, p, r)
+        k2 = mod.rhs(t + 0.5 * h, x + 0.5 * h * k1, p, r)
+        k3 = mod.rhs(t + 0.5 * h, x + 0.5 * h * k2, p, r)
+        k4 = mod.rhs(t + h, x + h * k3, p, r)
+        x = x + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        xs.append(x)
+    return np.array(xs)
+
+
+def start(model, mod):
+    vals = dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0)
+    p = np.array([vals[c] for c in mod.constants])
+    x0 = np.array(model.initial_state, dtype=float)
+    if mod.nc:
+        x0 = mod.project(x0, p)
+    r = np.full(len(mod.specifieds), 0.25) if mod.specifieds else None
+    return x0, p, r
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_driver_trajectory_equals_python(exported, name):
+    model, ga, folder, mod = exported[name]
+    run([CC, "-std=c99", "-O2", f"{name}_driver.c", f"{name}.c", "-lm", "-o", f"{name}_driver"],
+        folder)
+    x0, p, r = start(model, mod)
+    h, n = 1e-3, 500
+    args = [repr(float(v)) for v in [*x0, *p, *([] if r is None else r)]]
+    out = run([f"./{name}_driver", repr(h), str(n), *args], folder)
+    traj = np.array([[float(v) for v in line.split()] for line in out.splitlines()])
+    ref = python_rk4(mod, x0, p, r, h, n)
+    assert traj.shape == (n + 1, mod.nx + 1)
+    assert np.allclose(traj[:, 1:], ref, rtol=1e-12, atol=1e-12)
+    assert abs(traj[-1, 1:] - x0).max() > 1e-3                  # it moved
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_fmu_validates_and_matches_solve_ivp(exported, tmp_path, name):
+    model, ga, folder, mod = exported[name]
+    x0, p, r = start(model, mod)
+    values = dict(zip(mod.states, x0))
+    values.update(zip(mod.constants, p))
+    if r is not None:
+        values.update(zip(mod.specifieds, r))
+    path = export_fmu(ga, name, tmp_path, start_values=values)
+    assert path == tmp_path / f"{name}.fmu"
+    assert validate_fmu(str(path)) == []
+    md = fmpy.read_model_description(str(path))
+    by_causality = {}
+    for v in md.modelVariables:
+        by_causality.setdefault(v.causality, []).append(v.name)
+    assert by_causality["parameter"] == mod.constants
+    assert by_causality.get("input", []) == mod.specifieds
+    assert [n for n in by_causality["local"] if not n.startswith("der(")] == mod.states
+    t_end = 2.0
+    res = fmpy.simulate_fmu(str(path), stop_time=t_end, output_interval=0.01,
+                            relative_tolerance=1e-11, output=mod.states)
+    sol = solve_ivp(mod.rhs, (0, t_end), x0, args=(p, r), method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=res["time"])
+    ours = np.array([res[s] for s in mod.states])
+    assert np.allclose(ours, sol.y, rtol=1e-6, atol=1e-6), abs(ours - sol.y).max()
+    # tunable parameter: a changed constant changes the motion
+    other = fmpy.simulate_fmu(str(path), stop_time=0.5, output_interval=0.01,
+                              start_values={mod.constants[-1]: 2 * p[-1]}, output=mod.states)
+    assert not np.allclose(other[mod.states[-1]], res[mod.states[-1]][:len(other)])
+
+
+def test_bad_names_and_folders(tmp_path):
+    ga = GibbsAppellMethod(**ex.dumbbell().kwargs)
+    for bad in ("2nd", "static", "my model"):
+        with pytest.raises(ValueError, match="model name"):
+            export_c(ga, bad, tmp_path)
+        with pytest.raises(ValueError, match="model name"):
+            export_fmu(ga, bad, tmp_path)
+    assert not any(tmp_path.iterdir())
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(OSError, match="cannot create the output folder"):
+        export_c(ga, "db", blocker)
+    with pytest.raises(OSError, match="cannot create the output folder"):
+        export_fmu(ga, "db", blocker)
+    with pytest.raises(ValueError, match="neither states, constants nor specifieds"):
+        export_fmu(ga, "db", tmp_path, start_values={"nope": 1.0})
+    assert not (tmp_path / "db.fmu").exists()
+
+
+def test_model_without_states(tmp_path):
+    import sympy as sm
+    from codegen import EquationsOfMotion
+    empty = EquationsOfMotion(q=[], u=[], qdot=[], M=sm.zeros(0, 0), F=sm.zeros(0, 1),
+                              symmetric=True, constants=[], specifieds=[], state_names=[],
+                              constant_names=[], specified_names=[])
+    with pytest.raises(ValueError, match="no speeds"):
+        export_c(empty, "nothing", tmp_path)
+    with pytest.raises(ValueError, match="no speeds"):
+        export_fmu(empty, "nothing", tmp_path)
+    assert not any(tmp_path.iterdir())
