@@ -9,9 +9,11 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+# OpenMP runs rhs_batch and simulate_batch on all cores (prange)
 runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"],
                     include_dirs=[numpy.get_include()],
-                    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
+                    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                    extra_compile_args=["-fopenmp"], extra_link_args=["-fopenmp"])
 
 setup(
     packages=["codegen", "codegen.bench", "codegen.templates"],

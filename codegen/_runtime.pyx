@@ -12,6 +12,8 @@ contiguity, finiteness. The fast path (a contiguous float64 NumPy vector)
 reads the data pointer directly, without a copy or a memoryview.
 """
 cimport numpy as cnp
+from cpython.exc cimport PyErr_CheckSignals
+from cython.parallel cimport prange
 import numpy as np
 
 from codegen.errors import ConvergenceError, DynamicsError
@@ -21,6 +23,18 @@ cnp.import_array()
 ctypedef int (*rhs_t)(double, const double *, const double *, const double *, double *) noexcept nogil
 ctypedef void (*eval_t)(double, const double *, const double *, const double *, double *) noexcept nogil
 ctypedef int (*project_t)(double, const double *, const double *, const double *, double, int, double *) noexcept nogil
+ctypedef int (*init_t)(void *, int, double, const double *, const double *, int, const double *,
+                       const double *, double, double, double) noexcept nogil
+ctypedef int (*step_to_t)(void *, double, double *) noexcept nogil
+ctypedef size_t (*size_t_fn)() noexcept nogil
+ctypedef void (*stats_t)(const void *, long *, long *, long *) noexcept nogil
+ctypedef void (*set_t)(void *, long, int) noexcept nogil
+
+METHODS = {"rk4": 0, "dopri5": 1, "rosenbrock": 2}
+STATUS = {0: "ok", 1: "non-finite input", 2: "mass matrix not positive definite",
+          3: "non-finite result", 4: "constraint SVD did not converge",
+          5: "max_steps reached", 6: "step size underflow", 7: "singular Newton matrix",
+          -1: "interrupted"}
 
 cdef double _EMPTY[1]
 
@@ -44,6 +58,12 @@ cdef class Dynamics:
     cdef rhs_t _lambda
     cdef eval_t _residuals
     cdef project_t _project
+    cdef init_t _init
+    cdef step_to_t _step_to
+    cdef stats_t _stats
+    cdef set_t _set
+    cdef readonly size_t integrator_size
+    cdef readonly size_t rhs_address
     cdef readonly int nq, nu, nx, np, nr, nc, nh
     cdef readonly str name
     cdef readonly tuple states, constants, specifieds
@@ -53,7 +73,9 @@ cdef class Dynamics:
     def __init__(self, library, size_t rhs, size_t mass_matrix, size_t forcing, str name,
                  int nq, int nu, states, constants, specifieds, str mass_failure,
                  int nc=0, int nh=0, size_t constraint_forces=0, size_t residuals=0,
-                 size_t project=0):
+                 size_t project=0, size_t integrator_init=0, size_t integrate_to=0,
+                 size_t integrator_size=0, size_t integrator_stats=0, size_t integrator_set=0,
+                 size_t rhs_cb=0):
         if not (rhs and mass_matrix and forcing):
             raise ValueError(f"{name}: missing function address")
         if nc and not (constraint_forces and residuals and project):
@@ -66,6 +88,15 @@ cdef class Dynamics:
         self._residuals = <eval_t>residuals
         self._project = <project_t>project
         self.nc, self.nh = nc, nh
+        if not (integrator_init and integrate_to and integrator_size and integrator_stats
+                and integrator_set and rhs_cb):
+            raise ValueError(f"{name}: missing integrator function address")
+        self._init = <init_t>integrator_init
+        self._step_to = <step_to_t>integrate_to
+        self._stats = <stats_t>integrator_stats
+        self._set = <set_t>integrator_set
+        self.integrator_size = (<size_t_fn>integrator_size)()
+        self.rhs_address = rhs_cb
         self.name = name
         self.nq, self.nu, self.nx = nq, nu, nq + nu
         self.states, self.constants, self.specifieds = tuple(states), tuple(constants), tuple(specifieds)
@@ -230,3 +261,224 @@ cdef class Dynamics:
                 f"iterations from x = {x.tolist()}: max|f| = {abs(res).max() if len(res) else 0.0:.3e}"
                 f" (inconsistent constraints, or too far from a consistent configuration)")
         return out
+
+    # -- simulation in C ----------------------------------------------------------
+    cdef tuple _input_table(self, r, double t0):
+        """(times, values) of the specified inputs: a constant vector or a (times, values) table."""
+        if self.nr == 0:
+            if r is not None and len(r) != 0:
+                raise ValueError(f"{self.name}: the model has no specified inputs")
+            return np.zeros(1), np.zeros((1, 1))
+        if r is None:
+            raise ValueError(f"{self.name}: the model has specified inputs {list(self.specifieds)}: "
+                             f"pass r, a vector of {self.nr} or a table (times, values)")
+        if callable(r):
+            raise TypeError(f"{self.name}: simulate runs in C and cannot call Python for r; "
+                            f"give r as a table (times, values) instead")
+        if isinstance(r, tuple) and len(r) == 2:
+            times = np.ascontiguousarray(r[0], dtype=np.float64)
+            values = np.ascontiguousarray(r[1], dtype=np.float64)
+            if values.ndim == 1 and self.nr == 1:
+                values = values.reshape(-1, 1)
+            if times.ndim != 1 or values.shape != (times.shape[0], self.nr) or times.shape[0] == 0:
+                raise ValueError(f"{self.name}: the input table needs times of shape (k,) and "
+                                 f"values of shape (k, {self.nr}), got {times.shape} and {values.shape}")
+            if np.any(np.diff(times) < 0) or not np.isfinite(times).all() \
+                    or not np.isfinite(values).all():
+                raise ValueError(f"{self.name}: the input table times must be ascending and "
+                                 f"all entries finite")
+            return times, values
+        v = self._vector(r, self.nr, "r")
+        return np.array([t0]), v.reshape(1, self.nr).copy()
+
+    def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
+                 double atol=1e-8, dt=None, t_eval=None, long max_steps=10_000_000,
+                 bint hold=True, progress=False):
+        """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
+
+        method: 'rk4' (fixed step dt, required), 'dopri5' (adaptive Dormand-Prince
+        5(4), rtol/atol, dense output) or 'rosenbrock' (linearly implicit 2(3) for
+        stiff models, finite-difference Jacobian). t_eval: output times (default:
+        101 evenly spaced points; for rk4 every dt). r: the specified inputs, a
+        constant vector or a table (times, values) held piecewise constant
+        (hold=True) or linearly interpolated. progress=True shows a tqdm bar if
+        tqdm is installed. Ctrl-C stops at the next output point and returns the
+        part computed, with status -1.
+        """
+        from codegen.runtime import SimulationResult
+        if method not in METHODS:
+            raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
+        t0, t1 = (float(v) for v in t_span)
+        if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+            raise ValueError(f"{self.name}: t_span must be finite with t_span[1] > t_span[0]")
+        x0 = self._vector(x0, self.nx, "x0").copy()
+        p = self._vector(p, self.np, "p")
+        times, values = self._input_table(r, t0)
+        if method == "rk4":
+            if dt is None or not (dt > 0):
+                raise ValueError(f"{self.name}: rk4 needs a positive step dt")
+            if t_eval is None:
+                t_eval = np.append(np.arange(t0, t1, dt), t1)
+        elif t_eval is None:
+            t_eval = np.linspace(t0, t1, 101)
+        t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
+        if t_eval.ndim != 1 or len(t_eval) == 0 or np.any(np.diff(t_eval) < 0) \
+                or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
+            raise ValueError(f"{self.name}: t_eval must be ascending inside t_span")
+        cdef cnp.ndarray buf = np.zeros(self.integrator_size, dtype=np.uint8)
+        cdef void *s = cnp.PyArray_DATA(buf)
+        cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
+        cdef double[::1] tv = t_eval
+        cdef double[:, ::1] xv = xs
+        cdef int code = self._init(s, METHODS[method], t0, <const double *>cnp.PyArray_DATA(x0),
+                                   <const double *>cnp.PyArray_DATA(p), len(times) if self.nr else 0,
+                                   <const double *>cnp.PyArray_DATA(times),
+                                   <const double *>cnp.PyArray_DATA(values), rtol, atol,
+                                   float(dt) if dt is not None else 0.0)
+        if code:
+            if code == 1:
+                self._fail(1, t0, x0, p, values[0] if self.nr else None)
+            self._fail(code, t0, x0, p, None)
+        self._set(s, max_steps, 1 if hold else 0)
+        bar = None
+        if progress:
+            try:
+                from tqdm import tqdm
+                bar = tqdm(total=len(t_eval), desc=self.name, unit="pt")
+            except ImportError:
+                bar = None
+        cdef Py_ssize_t k, done = 0
+        status = 0
+        try:
+            for k in range(len(t_eval)):
+                with nogil:
+                    code = self._step_to(s, tv[k], &xv[k, 0])
+                if code:
+                    status = code
+                    break
+                done = k + 1
+                if bar is not None:
+                    bar.update(1)
+                PyErr_CheckSignals()
+        except KeyboardInterrupt:
+            status = -1
+        finally:
+            if bar is not None:
+                bar.close()
+        cdef long steps = 0, rejected = 0, nfev = 0
+        self._stats(s, &steps, &rejected, &nfev)
+        return SimulationResult(t=t_eval[:done].copy(), x=xs[:done].copy(), states=list(self.states),
+                                status=status, message=STATUS.get(status, f"error {status}"),
+                                nsteps=steps, nrejected=rejected, nfev=nfev, method=method)
+
+    def rhs_batch(self, double t, X, P, R=None, out=None):
+        """x' for many states at once, in C over both cores (OpenMP), without the GIL.
+
+        X: (N, nx); P: (np,) for all or (N, np); R: None, (nr,) or (N, nr).
+        Returns (N, nx). Raises for the first row whose rhs fails, naming it.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.nx:
+            raise ValueError(f"{self.name}: X must have shape (N, {self.nx}), got {X.shape}")
+        cdef Py_ssize_t n = X.shape[0], i
+        Pm = self._rows(P, n, self.np, "P")
+        Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
+        if out is None:
+            out = np.empty((n, self.nx))
+        elif not (isinstance(out, np.ndarray) and out.shape == (n, self.nx) and out.dtype == np.float64
+                  and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"{self.name}: out must be a writable C-contiguous float64 array "
+                             f"of shape ({n}, {self.nx})")
+        cdef double[:, ::1] xv = X, pv = Pm, rv = Rm, ov = out
+        cdef int[::1] codes = np.zeros(n, dtype=np.intc)
+        cdef rhs_t f = self._rhs
+        cdef int np_ = self.np
+        if n == 0:
+            return out
+        for i in prange(n, nogil=True, schedule="static"):
+            codes[i] = f(t, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], &rv[i, 0], &ov[i, 0])
+        bad = np.flatnonzero(np.asarray(codes))
+        if len(bad):
+            i = bad[0]
+            try:
+                self._fail(codes[i], t, X[i], Pm[i], Rm[i] if self.nr else None)
+            except (ValueError, DynamicsError) as exc:
+                raise type(exc)(f"row {i}: {exc}") from None
+        return out
+
+    cdef object _rows(self, A, Py_ssize_t n, int width, str what):
+        """A as (n, width): one row broadcast, or n rows."""
+        if A is None:
+            raise ValueError(f"{self.name}: {what} is required")
+        A = np.ascontiguousarray(A, dtype=np.float64)
+        if A.ndim == 1:
+            if A.shape[0] != width:
+                raise ValueError(f"{self.name}: {what} must have {width} entries per row, got {A.shape[0]}")
+            A = np.ascontiguousarray(np.broadcast_to(A, (n, width)))
+        if A.shape != (n, width):
+            raise ValueError(f"{self.name}: {what} must have shape ({n}, {width}) or ({width},), "
+                             f"got {A.shape}")
+        if width == 0:
+            return np.zeros((n, 1))
+        return A
+
+    def simulate_batch(self, t_span, X0, P, R=None, str method="dopri5", double rtol=1e-8,
+                       double atol=1e-8, dt=None, t_eval=None, long max_steps=10_000_000):
+        """Many simulations in C over both cores (OpenMP), without the GIL.
+
+        X0: (N, nx) initial states; P: (np,) or (N, np); R: constant inputs,
+        (nr,) or (N, nr). t_eval as in simulate. Returns (t_eval, X, status):
+        X of shape (N, len(t_eval), nx) and one status code per run (0 = ok;
+        a failed run keeps NaN after its failure).
+        """
+        if method not in METHODS:
+            raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
+        t0, t1 = (float(v) for v in t_span)
+        if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+            raise ValueError(f"{self.name}: t_span must be finite with t_span[1] > t_span[0]")
+        X0 = np.ascontiguousarray(X0, dtype=np.float64)
+        if X0.ndim != 2 or X0.shape[1] != self.nx:
+            raise ValueError(f"{self.name}: X0 must have shape (N, {self.nx}), got {X0.shape}")
+        cdef Py_ssize_t n = X0.shape[0], i, k
+        Pm = self._rows(P, n, self.np, "P")
+        Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
+        if method == "rk4":
+            if dt is None or not (dt > 0):
+                raise ValueError(f"{self.name}: rk4 needs a positive step dt")
+            if t_eval is None:
+                t_eval = np.append(np.arange(t0, t1, dt), t1)
+        elif t_eval is None:
+            t_eval = np.linspace(t0, t1, 101)
+        t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
+        if t_eval.ndim != 1 or len(t_eval) == 0 or np.any(np.diff(t_eval) < 0) \
+                or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
+            raise ValueError(f"{self.name}: t_eval must be ascending inside t_span")
+        cdef Py_ssize_t m = len(t_eval)
+        out = np.full((n, m, self.nx), np.nan)
+        cdef cnp.ndarray bufs = np.zeros((max(n, 1), self.integrator_size), dtype=np.uint8)
+        cdef unsigned char *base = <unsigned char *>cnp.PyArray_DATA(bufs)
+        cdef size_t size = self.integrator_size
+        cdef double[:, ::1] xv = X0, pv = Pm, rv = Rm
+        cdef double[:, :, ::1] ov = out
+        cdef double[::1] tv = t_eval
+        cdef double[::1] t_table = np.array([t0])
+        cdef int[::1] codes = np.zeros(n, dtype=np.intc)
+        cdef int meth = METHODS[method], nr_table = 1 if self.nr else 0, code, np_ = self.np
+        cdef double h = float(dt) if dt is not None else 0.0
+        cdef init_t init = self._init
+        cdef step_to_t step_to = self._step_to
+        cdef set_t setter = self._set
+        cdef void *s
+        cdef double start = t0
+        for i in prange(n, nogil=True, schedule="dynamic"):
+            s = <void *>(base + i * size)
+            code = init(s, meth, start, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], nr_table,
+                        &t_table[0], &rv[i, 0], rtol, atol, h)
+            if code == 0:
+                setter(s, max_steps, 1)
+                for k in range(m):
+                    code = step_to(s, tv[k], &ov[i, k, 0])
+                    if code != 0:
+                        break
+            codes[i] = code
+        return t_eval, out, np.asarray(codes).copy()

@@ -2,7 +2,7 @@
 
 Layout of ``<output_dir>/<name>/``::
 
-    <name>.c, <name>.h      the standalone C (only <math.h> needed)
+    <name>.c, <name>.h      the standalone C (only <math.h>, <stddef.h> needed)
     <name>_<key>.<suffix>   that C built as a shared library (the name carries
                             the key, so a changed model loads in the same process)
     manifest.json           names, sizes, key, operation count: what load() needs

@@ -162,9 +162,10 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
         eval_functions="\n".join(functions), key=key,
         nc=c.nc if c else 0, nh=c.nh if c else 0, rank_rtol=repr(float(rank_rtol)),
         solve_call=(f"{name}_cholesky_solve({name.upper()}_NU, M, F, work)" if eom.symmetric
-                    else f"{name}_lu_solve(M, F)"),
+                    else f"{name}_solve_mass(M, F)"),
     )
-    linalg = [template("cholesky.c" if eom.symmetric else "lu.c")]
+    # lu.c serves the Rosenbrock integrator (and a non-symmetric mass matrix)
+    linalg = [template("lu.c"), template("cholesky.c" if eom.symmetric else "mass_full.c")]
     if c:
         linalg.append(template("svd.c"))
         fields["eval_extra_decl"] = (f"    double A[{name.upper()}_NC * {name.upper()}_NU], "
@@ -178,6 +179,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
         fields["rhs_source"] = template("rhs.c").substitute(fields)
         fields["constraint_api"] = f"#define {name.upper()}_NC 0   /* no run-time constraints */\n"
     fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)
+    fields["integrator_api"] = template("integrators.h").substitute(fields)
+    fields["integrators_source"] = template("integrators.c").substitute(fields)
     files = {
         f"{name}.h": template("model.h").substitute(fields),
         f"{name}.c": template("model.c").substitute(fields),

@@ -14,7 +14,7 @@ import sympy.physics.mechanics as me
 
 __all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
            "n_pendulum_on_cart", "spatial_chain", "chaplygin_sleigh",
-           "offset_pendulum", "four_bar", "slider_crank", "EXAMPLES"]
+           "offset_pendulum", "four_bar", "slider_crank", "spring_damper", "EXAMPLES"]
 
 
 @dataclass
@@ -419,6 +419,26 @@ def slider_crank(kind='tree'):
                  velocity_constraints=vel, **common)
 
 
+def spring_damper(k=1e6, c=1e5):
+    """A mass on a stiff spring and a strong damper (stiffness k, damping c), for
+    stiff integrators: with m = 1 the modes decay at about -k/c = -10 and
+    -c/m = -1e5 per second.
+
+    q = x, u = x'; force -k x - c u along N.x.
+    """
+    x, v = me.dynamicsymbols('x v')
+    m, ks, cs = sm.symbols('m k c', positive=True)
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    P = O.locatenew('P', x * N.x)
+    P.set_vel(N, v * N.x)
+    return Model('spring_damper', N, [x], [v], [v - x.diff()], [me.Particle('mass', P, m)],
+                 loads=[(P, (-ks * x - cs * v) * N.x)], constants=[m, ks, cs],
+                 potential_energy=ks * x**2 / 2, doc=spring_damper.__doc__,
+                 parameter_values={'m': 1.0, 'k': k, 'c': c}, initial_state=[1.0, 0.0])
+
+
 #: name -> builder, for the command line
 EXAMPLES = {
     'dumbbell': dumbbell,
@@ -430,4 +450,5 @@ EXAMPLES = {
     'chaplygin_sleigh': chaplygin_sleigh,
     'four_bar': four_bar,
     'slider_crank': slider_crank,
+    'spring_damper': spring_damper,
 }

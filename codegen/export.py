@@ -35,7 +35,7 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     ``<name>_rhs``, ``<name>_mass_matrix``, ``<name>_forcing``, the name
     tables, the constraint functions of a constrained model); the code is
     reentrant (no globals but constant name tables, no static buffers, no
-    allocation) and needs only <math.h>. With ``driver=True`` also
+    allocation) and needs only <math.h> and <stddef.h>. With ``driver=True`` also
     ``<name>_driver.c``, a fixed-step RK4 example program that prints a
     trajectory (its usage is at its top). Returns the folder
     ``output_dir/name``. Nothing is written if the model is refused.

@@ -2,11 +2,34 @@
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 from pathlib import Path
 
 from ._runtime import Dynamics
 
-__all__ = ["CompiledModel"]
+__all__ = ["CompiledModel", "SimulationResult"]
+
+
+@dataclass
+class SimulationResult:
+    """What CompiledModel.simulate returns: x[k] is the state at t[k]."""
+    t: "np.ndarray"
+    x: "np.ndarray"
+    states: list
+    status: int            # 0 = ok, -1 = interrupted, else an error code of the C integrator
+    message: str
+    nsteps: int            # accepted steps
+    nrejected: int
+    nfev: int              # rhs evaluations
+    method: str
+
+    @property
+    def success(self) -> bool:
+        return self.status == 0
+
+    def __getitem__(self, name: str):
+        """The trajectory of one state by name."""
+        return self.x[:, self.states.index(name)]
 
 
 def _address(lib, symbol: str) -> int:
@@ -38,6 +61,13 @@ class CompiledModel:
     operation_count : int
         Operations of the generated code after common subexpression elimination.
 
+    simulate(t_span, x0, p, r=None, method='dopri5', rtol=1e-8, atol=1e-8, dt=None,
+    t_eval=None, ...), simulate_batch(...), rhs_batch(t, X, P, R=None)
+        Whole integrations in C (RK4, Dormand-Prince 5(4), Rosenbrock 2(3)) and
+        batches over both cores; see their docstrings.
+    rhs_address, callback_data(p, r)
+        A C function pointer for other solvers (numbalsoda's signature).
+
     Models with run-time constraints (nc > 0 rows, nh of them holonomic) also have
     constraint_forces(t, x, p, r=None) (lambda with A^T lambda = M u' - F),
     residuals(t, x, p, r=None) ([f; A u - B]) and project(x, p, t=0, r=None,
@@ -56,10 +86,12 @@ class CompiledModel:
         self.operation_count = manifest["operation_count"]
         self.key = manifest["key"]
         self.nc, self.nh = manifest.get("nc", 0), manifest.get("nh", 0)
-        extra = {}
+        extra = {k: _address(library, f"{name}_{k}")
+                 for k in ("integrator_init", "integrate_to", "integrator_size",
+                           "integrator_stats", "integrator_set", "rhs_cb")}
         if self.nc:
-            extra = {k: _address(library, f"{name}_{k}")
-                     for k in ("constraint_forces", "residuals", "project")}
+            extra.update({k: _address(library, f"{name}_{k}")
+                          for k in ("constraint_forces", "residuals", "project")})
         self.dynamics = Dynamics(
             library, _address(library, f"{name}_rhs"), _address(library, f"{name}_mass_matrix"),
             _address(library, f"{name}_forcing"), name, self.nq, self.nu, self.states,
@@ -68,6 +100,9 @@ class CompiledModel:
         self.rhs = self.dynamics.rhs
         self.mass_matrix = self.dynamics.mass_matrix
         self.forcing = self.dynamics.forcing
+        self.simulate = self.dynamics.simulate
+        self.simulate_batch = self.dynamics.simulate_batch
+        self.rhs_batch = self.dynamics.rhs_batch
         if self.nc:
             self.constraint_forces = self.dynamics.constraint_forces
             self.residuals = self.dynamics.residuals
@@ -76,6 +111,27 @@ class CompiledModel:
     @property
     def nx(self) -> int:
         return self.nq + self.nu
+
+    @property
+    def rhs_address(self) -> int:
+        """Address of ``void <name>_rhs_cb(double t, double *u, double *du, void *data)``.
+
+        The signature numbalsoda (and other C solvers) take, with
+        ``data = callback_data(p, r)`` (p then r, contiguous float64; keep it
+        alive while the solver runs). Where the rhs fails, du is NaN so that
+        the solver stops. The library stays loaded as long as this model object.
+        """
+        return self.dynamics.rhs_address
+
+    def callback_data(self, p, r=None):
+        """The data array for rhs_address: [p, r] as one contiguous float64 vector."""
+        import numpy as np
+        p = np.asarray(p, dtype=np.float64).ravel()
+        r = np.zeros(0) if r is None else np.asarray(r, dtype=np.float64).ravel()
+        if p.shape != (len(self.constants),) or r.shape != (len(self.specifieds),):
+            raise ValueError(f"{self.name}: callback_data needs {len(self.constants)} constants "
+                             f"and {len(self.specifieds)} inputs, got {p.shape[0]} and {r.shape[0]}")
+        return np.concatenate([p, r])
 
     def __repr__(self):
         return (f"<CompiledModel {self.name!r}: {self.nq} coordinates, {self.nu} speeds, "

@@ -1,43 +1,46 @@
 /*
- * General solve for a mass matrix that is not symmetric (e.g. KanesMethod's
- * with nonholonomic constraint rows), M full row-major: Gaussian elimination
- * with partial pivoting in place; b is overwritten by the solution. Returns 1
- * when a pivot falls below 1e-14 of the largest entry of M (singular to
- * working precision), else 0.
+ * General dense solve A x = b (A n x n, row-major): LU with partial pivoting
+ * in place, pivots in piv. Used for a mass matrix that is not symmetric (e.g.
+ * KanesMethod's with nonholonomic constraint rows) and for the Rosenbrock
+ * integrator's I - h d J. lu_decompose returns 1 when a pivot falls below
+ * 1e-14 of the largest entry of A (singular to working precision), else 0.
  */
-static int ${name}_lu_solve(double *A, double *b)
+static int ${name}_lu_decompose(int n, double *A, int *piv)
 {
-    const int n = ${NAME}_NU;
     int i, j, k;
     double scale = 0.0;
     for (i = 0; i < n * n; i++) if (fabs(A[i]) > scale) scale = fabs(A[i]);
     for (k = 0; k < n; k++) {
-        int piv = k;
-        for (i = k + 1; i < n; i++) if (fabs(A[i * n + k]) > fabs(A[piv * n + k])) piv = i;
-        if (!(fabs(A[piv * n + k]) > 1e-14 * scale)) return 1;
-        if (piv != k) {
-            double tmp;
+        int best = k;
+        for (i = k + 1; i < n; i++) if (fabs(A[i * n + k]) > fabs(A[best * n + k])) best = i;
+        piv[k] = best;
+        if (!(fabs(A[best * n + k]) > 1e-14 * scale)) return 1;
+        if (best != k)
             for (j = 0; j < n; j++) {
-                tmp = A[k * n + j]; A[k * n + j] = A[piv * n + j]; A[piv * n + j] = tmp;
+                const double tmp = A[k * n + j];
+                A[k * n + j] = A[best * n + j];
+                A[best * n + j] = tmp;
             }
-            tmp = b[k]; b[k] = b[piv]; b[piv] = tmp;
-        }
         for (i = k + 1; i < n; i++) {
-            const double f = A[i * n + k] / A[k * n + k];
+            const double f = (A[i * n + k] /= A[k * n + k]);
             for (j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
-            b[i] -= f * b[k];
         }
-    }
-    for (i = n - 1; i >= 0; i--) {
-        double s = b[i];
-        for (j = i + 1; j < n; j++) s -= A[i * n + j] * b[j];
-        b[i] = s / A[i * n + i];
     }
     return 0;
 }
 
-static void ${name}_unpack(const double *A, double *M)
+/* b <- A^-1 b from lu_decompose's factors */
+static void ${name}_lu_backsolve(int n, const double *A, const int *piv, double *b)
 {
-    int i;
-    for (i = 0; i < ${NAME}_NU * ${NAME}_NU; i++) M[i] = A[i];
+    int i, j;
+    for (i = 0; i < n; i++) {
+        const double tmp = b[piv[i]];
+        b[piv[i]] = b[i];
+        b[i] = tmp;
+        for (j = 0; j < i; j++) b[i] -= A[i * n + j] * b[j];
+    }
+    for (i = n - 1; i >= 0; i--) {
+        for (j = i + 1; j < n; j++) b[i] -= A[i * n + j] * b[j];
+        b[i] /= A[i * n + i];
+    }
 }

@@ -55,3 +55,5 @@ void ${name}_forcing(double t, const double *x, const double *p, const double *r
     double qd[${NAME}_NQ + 1];
 ${eval_extra_decl}    ${name}_eval(t, x, p, r, qd, Ms, F${eval_extra_args});
 }
+
+${integrators_source}

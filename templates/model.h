@@ -12,10 +12,12 @@
  * r may be NULL when ${NAME}_NR is 0.
  *
  * The code is reentrant: no globals but the constant name tables, no static
- * buffers, no allocation. Only <math.h> is needed.
+ * buffers, no allocation. Only <math.h> and <stddef.h> are needed.
  */
 #ifndef ${NAME}_H
 #define ${NAME}_H
+
+#include <stddef.h>   /* size_t (freestanding) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,7 +50,7 @@ void ${name}_mass_matrix(double t, const double *x, const double *p, const doubl
 /* F, ${NAME}_NU entries. */
 void ${name}_forcing(double t, const double *x, const double *p, const double *r, double *F);
 
-${constraint_api}
+${constraint_api}${integrator_api}
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,327 @@
+/* ---- integrators (see ${name}.h) ------------------------------------------ */
+
+/* specified inputs at time t from the table: held or linearly interpolated */
+static void ${name}_inputs_at(${name}_integrator *s, double t)
+{
+    int i, lo = 0, hi = s->n_table - 1;
+    if (s->n_table <= 0) return;
+    if (t <= s->t_table[0] || s->n_table == 1) { lo = hi = 0; }
+    else if (t >= s->t_table[hi]) { lo = hi; }
+    else {
+        while (hi - lo > 1) {                  /* bisection: t_table[lo] <= t < t_table[hi] */
+            const int mid = (lo + hi) / 2;
+            if (s->t_table[mid] <= t) lo = mid; else hi = mid;
+        }
+    }
+    for (i = 0; i < ${NAME}_NR; i++) {
+        const double a = s->r_table[lo * ${NAME}_NR + i];
+        if (s->hold || lo == hi) s->r[i] = a;
+        else {
+            const double w = (t - s->t_table[lo]) / (s->t_table[hi] - s->t_table[lo]);
+            s->r[i] = a + w * (s->r_table[hi * ${NAME}_NR + i] - a);
+        }
+    }
+}
+
+static int ${name}_f(${name}_integrator *s, double t, const double *x, double *dx)
+{
+    ${name}_inputs_at(s, t);
+    s->nfev++;
+    return ${name}_rhs(t, x, s->p, s->r, dx);
+}
+
+static double ${name}_err_norm(const double *e, const double *a, const double *b,
+                               double rtol, double atol)
+{
+    double sum = 0.0;
+    int i;
+    for (i = 0; i < ${NAME}_NX; i++) {
+        const double big = fabs(a[i]) > fabs(b[i]) ? fabs(a[i]) : fabs(b[i]);
+        const double w = e[i] / (atol + rtol * big);
+        sum += w * w;
+    }
+    return sqrt(sum / ${NAME}_NX);
+}
+
+int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const double *x0,
+                            const double *p, int n_table, const double *t_table,
+                            const double *r_table, double rtol, double atol, double dt)
+{
+    int i;
+    if (method < ${NAME}_RK4 || method > ${NAME}_ROSENBROCK) return ${NAME}_ERR_INPUT;
+    if (${NAME}_NR > 0 && n_table <= 0) return ${NAME}_ERR_INPUT;
+    s->method = method;
+    s->t = t0;
+    s->rtol = rtol;
+    s->atol = atol;
+    s->dt = dt;
+    s->h = dt;
+    s->max_steps = 10000000L;
+    s->steps = s->rejected = s->nfev = 0;
+    s->p = p;
+    s->n_table = n_table;
+    s->hold = 1;
+    s->t_table = t_table;
+    s->r_table = r_table;
+    s->have_step = 0;
+    for (i = 0; i < ${NAME}_NX; i++) s->x[i] = x0[i];
+    if (method == ${NAME}_RK4 && !(dt > 0.0)) return ${NAME}_ERR_INPUT;
+    if (method != ${NAME}_RK4 && !(rtol > 0.0 && atol > 0.0)) return ${NAME}_ERR_INPUT;
+    return ${name}_f(s, t0, s->x, s->f);
+}
+
+/* Hairer & Wanner's starting step for an explicit method of order 5 */
+static int ${name}_first_step(${name}_integrator *s)
+{
+    double d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, y1[${NAME}_NX], f1[${NAME}_NX];
+    int i, code;
+    for (i = 0; i < ${NAME}_NX; i++) {
+        const double sc = s->atol + s->rtol * fabs(s->x[i]);
+        d0 += (s->x[i] / sc) * (s->x[i] / sc);
+        d1 += (s->f[i] / sc) * (s->f[i] / sc);
+    }
+    d0 = sqrt(d0 / ${NAME}_NX);
+    d1 = sqrt(d1 / ${NAME}_NX);
+    h0 = (d0 < 1e-5 || d1 < 1e-5) ? 1e-6 : 0.01 * d0 / d1;
+    for (i = 0; i < ${NAME}_NX; i++) y1[i] = s->x[i] + h0 * s->f[i];
+    if ((code = ${name}_f(s, s->t + h0, y1, f1))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) {
+        const double sc = s->atol + s->rtol * fabs(s->x[i]);
+        d2 += ((f1[i] - s->f[i]) / sc) * ((f1[i] - s->f[i]) / sc);
+    }
+    d2 = sqrt(d2 / ${NAME}_NX) / h0;
+    h1 = (d1 <= 1e-15 && d2 <= 1e-15) ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6)
+                                       : pow(0.01 / (d1 > d2 ? d1 : d2), 0.2);
+    s->h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
+    return ${NAME}_OK;
+}
+
+/* one RK4 step of size h from (t, x), f = f(t, x) given; new f at the end */
+static int ${name}_rk4_step(${name}_integrator *s, double h)
+{
+    double k2[${NAME}_NX], k3[${NAME}_NX], k4[${NAME}_NX], y[${NAME}_NX];
+    int i, code;
+    const double t = s->t;
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = s->x[i] + 0.5 * h * s->f[i];
+    if ((code = ${name}_f(s, t + 0.5 * h, y, k2))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = s->x[i] + 0.5 * h * k2[i];
+    if ((code = ${name}_f(s, t + 0.5 * h, y, k3))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = s->x[i] + h * k3[i];
+    if ((code = ${name}_f(s, t + h, y, k4))) return code;
+    for (i = 0; i < ${NAME}_NX; i++)
+        s->x[i] += h / 6.0 * (s->f[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+    s->t = t + h;
+    s->steps++;
+    return ${name}_f(s, s->t, s->x, s->f);
+}
+
+/* one Dormand-Prince 5(4) attempt; accepted steps update x, f, t and the dense output */
+static int ${name}_dopri5_step(${name}_integrator *s, int *accepted)
+{
+    static const double a21 = 1.0 / 5.0, a31 = 3.0 / 40.0, a32 = 9.0 / 40.0,
+        a41 = 44.0 / 45.0, a42 = -56.0 / 15.0, a43 = 32.0 / 9.0,
+        a51 = 19372.0 / 6561.0, a52 = -25360.0 / 2187.0, a53 = 64448.0 / 6561.0, a54 = -212.0 / 729.0,
+        a61 = 9017.0 / 3168.0, a62 = -355.0 / 33.0, a63 = 46732.0 / 5247.0, a64 = 49.0 / 176.0,
+        a65 = -5103.0 / 18656.0,
+        a71 = 35.0 / 384.0, a73 = 500.0 / 1113.0, a74 = 125.0 / 192.0, a75 = -2187.0 / 6784.0,
+        a76 = 11.0 / 84.0,
+        e1 = 71.0 / 57600.0, e3 = -71.0 / 16695.0, e4 = 71.0 / 1920.0, e5 = -17253.0 / 339200.0,
+        e6 = 22.0 / 525.0, e7 = -1.0 / 40.0,
+        d1 = -12715105075.0 / 11282082432.0, d3 = 87487479700.0 / 32700410799.0,
+        d4 = -10690763975.0 / 1880347072.0, d5 = 701980252875.0 / 199316789632.0,
+        d6 = -1453857185.0 / 822651844.0, d7 = 69997945.0 / 29380423.0;
+    double k2[${NAME}_NX], k3[${NAME}_NX], k4[${NAME}_NX], k5[${NAME}_NX], k6[${NAME}_NX],
+        k7[${NAME}_NX], y[${NAME}_NX], ynew[${NAME}_NX], e[${NAME}_NX];
+    const double h = s->h, t = s->t, *x = s->x, *k1 = s->f;
+    double err, fac;
+    int i, code;
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + h * a21 * k1[i];
+    if ((code = ${name}_f(s, t + h / 5.0, y, k2))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + h * (a31 * k1[i] + a32 * k2[i]);
+    if ((code = ${name}_f(s, t + 0.3 * h, y, k3))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + h * (a41 * k1[i] + a42 * k2[i] + a43 * k3[i]);
+    if ((code = ${name}_f(s, t + 0.8 * h, y, k4))) return code;
+    for (i = 0; i < ${NAME}_NX; i++)
+        y[i] = x[i] + h * (a51 * k1[i] + a52 * k2[i] + a53 * k3[i] + a54 * k4[i]);
+    if ((code = ${name}_f(s, t + h * 8.0 / 9.0, y, k5))) return code;
+    for (i = 0; i < ${NAME}_NX; i++)
+        y[i] = x[i] + h * (a61 * k1[i] + a62 * k2[i] + a63 * k3[i] + a64 * k4[i] + a65 * k5[i]);
+    if ((code = ${name}_f(s, t + h, y, k6))) return code;
+    for (i = 0; i < ${NAME}_NX; i++)
+        ynew[i] = x[i] + h * (a71 * k1[i] + a73 * k3[i] + a74 * k4[i] + a75 * k5[i] + a76 * k6[i]);
+    if ((code = ${name}_f(s, t + h, ynew, k7))) return code;
+    for (i = 0; i < ${NAME}_NX; i++)
+        e[i] = h * (e1 * k1[i] + e3 * k3[i] + e4 * k4[i] + e5 * k5[i] + e6 * k6[i] + e7 * k7[i]);
+    err = ${name}_err_norm(e, x, ynew, s->rtol, s->atol);
+    fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
+    if (fac > 10.0) fac = 10.0;
+    if (!(err <= 1.0)) {                      /* rejected (also for a non-finite error) */
+        if (!(err == err)) fac = 0.1;
+        s->h = h * (fac < 0.2 ? 0.2 : fac);
+        s->rejected++;
+        *accepted = 0;
+        return ${NAME}_OK;
+    }
+    for (i = 0; i < ${NAME}_NX; i++) {          /* Hairer's dense output coefficients */
+        const double dy = ynew[i] - x[i], bspl = h * k1[i] - dy;
+        s->cont[i] = x[i];
+        s->cont[${NAME}_NX + i] = dy;
+        s->cont[2 * ${NAME}_NX + i] = bspl;
+        s->cont[3 * ${NAME}_NX + i] = dy - h * k7[i] - bspl;
+        s->cont[4 * ${NAME}_NX + i] = h * (d1 * k1[i] + d3 * k3[i] + d4 * k4[i] + d5 * k5[i]
+                                           + d6 * k6[i] + d7 * k7[i]);
+        s->x[i] = ynew[i];
+        s->f[i] = k7[i];                       /* first same as last */
+    }
+    s->t_old = t;
+    s->h_old = h;
+    s->t = t + h;
+    s->have_step = 1;
+    s->steps++;
+    s->h = h * (fac < 0.2 ? 0.2 : fac);
+    *accepted = 1;
+    return ${NAME}_OK;
+}
+
+/* one Rosenbrock 2(3) attempt (Shampine & Reichelt, ode23s) with a
+   finite-difference Jacobian; accepted steps keep a cubic Hermite dense output */
+static int ${name}_rosenbrock_step(${name}_integrator *s, int *accepted)
+{
+    const double d = 1.0 / (2.0 + sqrt(2.0)), e32 = 6.0 + sqrt(2.0);
+    double W[${NAME}_NX * ${NAME}_NX], ft[${NAME}_NX], xp[${NAME}_NX], fp[${NAME}_NX];
+    double k1[${NAME}_NX], k2[${NAME}_NX], k3[${NAME}_NX], f1[${NAME}_NX], f2[${NAME}_NX];
+    double y[${NAME}_NX], ynew[${NAME}_NX], e[${NAME}_NX];
+    int piv[${NAME}_NX];
+    const double h = s->h, t = s->t, *x = s->x, *f0 = s->f;
+    double err, fac, dt;
+    int i, j, code;
+    for (j = 0; j < ${NAME}_NX; j++) {           /* W = I - h d J, J by forward differences */
+        const double dx = sqrt(2.2e-16) * (fabs(x[j]) > 1.0 ? fabs(x[j]) : 1.0);
+        for (i = 0; i < ${NAME}_NX; i++) xp[i] = x[i];
+        xp[j] += dx;
+        if ((code = ${name}_f(s, t, xp, fp))) return code;
+        for (i = 0; i < ${NAME}_NX; i++)
+            W[i * ${NAME}_NX + j] = (i == j ? 1.0 : 0.0) - h * d * (fp[i] - f0[i]) / dx;
+    }
+    dt = sqrt(2.2e-16) * (fabs(t) > 1.0 ? fabs(t) : 1.0);   /* T = df/dt */
+    if ((code = ${name}_f(s, t + dt, x, fp))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) ft[i] = (fp[i] - f0[i]) / dt;
+    if (${name}_lu_decompose(${NAME}_NX, W, piv)) {
+        s->h = 0.5 * h;
+        s->rejected++;
+        *accepted = 0;
+        return s->h > 1e-14 * (fabs(t) > 1.0 ? fabs(t) : 1.0) ? ${NAME}_OK : ${NAME}_ERR_JACOBIAN;
+    }
+    for (i = 0; i < ${NAME}_NX; i++) k1[i] = f0[i] + h * d * ft[i];
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, k1);
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + 0.5 * h * k1[i];
+    if ((code = ${name}_f(s, t + 0.5 * h, y, f1))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) k2[i] = f1[i] - k1[i];
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, k2);
+    for (i = 0; i < ${NAME}_NX; i++) {
+        k2[i] += k1[i];
+        ynew[i] = x[i] + h * k2[i];
+    }
+    if ((code = ${name}_f(s, t + h, ynew, f2))) return code;
+    for (i = 0; i < ${NAME}_NX; i++)
+        k3[i] = f2[i] - e32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + h * d * ft[i];
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, k3);
+    for (i = 0; i < ${NAME}_NX; i++) e[i] = h / 6.0 * (k1[i] - 2.0 * k2[i] + k3[i]);
+    err = ${name}_err_norm(e, x, ynew, s->rtol, s->atol);
+    fac = err > 0.0 ? 0.8 * pow(err, -1.0 / 3.0) : 5.0;
+    if (fac > 5.0) fac = 5.0;
+    if (!(err <= 1.0)) {
+        if (!(err == err)) fac = 0.1;
+        s->h = h * (fac < 0.2 ? 0.2 : fac);
+        s->rejected++;
+        *accepted = 0;
+        return ${NAME}_OK;
+    }
+    for (i = 0; i < ${NAME}_NX; i++) {          /* cubic Hermite between (x, f0) and (ynew, f2) */
+        const double dy = ynew[i] - x[i];
+        s->cont[i] = x[i];
+        s->cont[${NAME}_NX + i] = dy;
+        s->cont[2 * ${NAME}_NX + i] = h * f0[i] - dy;
+        s->cont[3 * ${NAME}_NX + i] = dy - h * f2[i] - (h * f0[i] - dy);
+        s->cont[4 * ${NAME}_NX + i] = 0.0;
+        s->x[i] = ynew[i];
+        s->f[i] = f2[i];
+    }
+    s->t_old = t;
+    s->h_old = h;
+    s->t = t + h;
+    s->have_step = 1;
+    s->steps++;
+    s->h = h * (fac < 0.2 ? 0.2 : fac);
+    *accepted = 1;
+    return ${NAME}_OK;
+}
+
+int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
+{
+    int i, code;
+    if (!(t_out == t_out)) return ${NAME}_ERR_INPUT;
+    if (t_out < (s->have_step ? s->t_old : s->t)) return ${NAME}_ERR_INPUT;   /* forward only */
+    if (s->method == ${NAME}_RK4) {
+        while (t_out - s->t > 1e-12 * (fabs(t_out) > 1.0 ? fabs(t_out) : 1.0)) {
+            double h = s->dt;
+            if (s->t + h > t_out) h = t_out - s->t;      /* land on t_out */
+            if (s->steps >= s->max_steps) return ${NAME}_ERR_STEPS;
+            if ((code = ${name}_rk4_step(s, h))) return code;
+        }
+        for (i = 0; i < ${NAME}_NX; i++) x_out[i] = s->x[i];
+        return ${NAME}_OK;
+    }
+    if (t_out == s->t || (!s->have_step && t_out <= s->t)) {
+        for (i = 0; i < ${NAME}_NX; i++) x_out[i] = s->x[i];    /* at the current time */
+        return ${NAME}_OK;
+    }
+    if (!(s->h > 0.0)) {
+        if (s->method == ${NAME}_DOPRI5) {
+            if ((code = ${name}_first_step(s))) return code;
+        } else {
+            s->h = 1e-6 * (t_out - s->t > 1.0 ? t_out - s->t : 1.0);
+        }
+    }
+    while (t_out > s->t) {
+        int accepted;
+        if (s->steps + s->rejected >= s->max_steps) return ${NAME}_ERR_STEPS;
+        if (s->h < 1e-14 * (fabs(s->t) > 1.0 ? fabs(s->t) : 1.0)) return ${NAME}_ERR_STEPSIZE;
+        code = s->method == ${NAME}_DOPRI5 ? ${name}_dopri5_step(s, &accepted)
+                                             : ${name}_rosenbrock_step(s, &accepted);
+        if (code) return code;
+    }
+    {                                  /* dense output inside the last step [t_old, t] */
+        const double th = (t_out - s->t_old) / s->h_old, th1 = 1.0 - th;
+        for (i = 0; i < ${NAME}_NX; i++)
+            x_out[i] = s->cont[i] + th * (s->cont[${NAME}_NX + i] + th1 * (s->cont[2 * ${NAME}_NX + i]
+                       + th * (s->cont[3 * ${NAME}_NX + i] + th1 * s->cont[4 * ${NAME}_NX + i])));
+    }
+    return ${NAME}_OK;
+}
+
+size_t ${name}_integrator_size(void) { return sizeof(${name}_integrator); }
+
+void ${name}_integrator_stats(const ${name}_integrator *s, long *steps, long *rejected, long *nfev)
+{
+    *steps = s->steps;
+    *rejected = s->rejected;
+    *nfev = s->nfev;
+}
+
+void ${name}_integrator_set(${name}_integrator *s, long max_steps, int hold)
+{
+    s->max_steps = max_steps;
+    s->hold = hold;
+}
+
+/* ${name}_rhs with the signature numbalsoda (and other C solvers) take:
+   data = [p (${NAME}_NP values), r (${NAME}_NR values)]. On an error code of
+   ${name}_rhs, du is filled with NaN so that the calling solver stops. */
+void ${name}_rhs_cb(double t, double *u, double *du, void *data)
+{
+    const double *p = (const double *)data;
+    int i;
+    if (${name}_rhs(t, u, p, p + ${NAME}_NP, du) != ${NAME}_OK)
+        for (i = 0; i < ${NAME}_NX; i++) du[i] = NAN;
+}

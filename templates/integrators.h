@@ -1,0 +1,61 @@
+
+/*
+ * Integrators over ${name}_rhs, in C: fixed-step RK4, adaptive Dormand-Prince
+ * 5(4) with dense output, and the linearly implicit Rosenbrock 2(3) of
+ * Shampine (MATLAB's ode23s; finite-difference Jacobian) for stiff models.
+ * All state lives in the caller's ${name}_integrator: reentrant, no allocation.
+ *
+ *   ${name}_integrator s;
+ *   ${name}_integrator_init(&s, ${NAME}_DOPRI5, t0, x0, p, 0, 0, 0, 1e-8, 1e-8, 0.0);
+ *   for each output time t_k: ${name}_integrate_to(&s, t_k, x_k);
+ *
+ * Specified inputs during the run: a table of n_table times (ascending) and
+ * n_table rows of ${NAME}_NR values, held piecewise constant (hold = 1) or
+ * linearly interpolated (hold = 0) and held beyond its ends; n_table = 0
+ * means no inputs (allowed only when ${NAME}_NR is 0).
+ */
+#define ${NAME}_RK4 0
+#define ${NAME}_DOPRI5 1
+#define ${NAME}_ROSENBROCK 2
+
+/* integrate_to return codes beyond those of ${name}_rhs */
+#define ${NAME}_ERR_STEPS 5      /* max_steps reached */
+#define ${NAME}_ERR_STEPSIZE 6   /* step size underflow (stiff or singular) */
+#define ${NAME}_ERR_JACOBIAN 7   /* Rosenbrock: I - h d J is singular */
+
+typedef struct {
+    int method;
+    double t, h, rtol, atol, dt;     /* dt: RK4 step, h: next adaptive step */
+    long max_steps, steps, rejected, nfev;
+    const double *p;
+    int n_table, hold;
+    const double *t_table, *r_table;
+    double r[${NAME}_NR + 1];
+    double x[${NAME}_NX], f[${NAME}_NX];   /* state and its derivative at t (FSAL) */
+    double t_old, h_old;                   /* last accepted step, for dense output */
+    double cont[5 * ${NAME}_NX];
+    int have_step;
+} ${name}_integrator;
+
+/* Set up a run from (t0, x0). dt: the RK4 step; for the adaptive methods the
+   first step (0 = chosen automatically). Returns ${NAME}_OK or an error code. */
+int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const double *x0,
+                            const double *p, int n_table, const double *t_table,
+                            const double *r_table, double rtol, double atol, double dt);
+
+/* Advance to t_out and write x(t_out) into x_out: forward only (t_out not
+   before the last step; ${NAME}_ERR_INPUT otherwise). The adaptive methods
+   step past t_out and interpolate. max_steps (default 10^7
+   after init) bounds the accepted plus rejected steps of the whole run. */
+int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out);
+
+/* sizeof(${name}_integrator), for callers that allocate it opaquely */
+size_t ${name}_integrator_size(void);
+/* accepted steps, rejected steps and rhs evaluations so far */
+void ${name}_integrator_stats(const ${name}_integrator *s, long *steps, long *rejected, long *nfev);
+/* the step budget of the run, and 1 = hold inputs piecewise constant, 0 = interpolate */
+void ${name}_integrator_set(${name}_integrator *s, long max_steps, int hold);
+
+/* ${name}_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's
+   signature) with data = [p, r]; du is NaN where ${name}_rhs fails. */
+void ${name}_rhs_cb(double t, double *u, double *du, void *data);

@@ -1,0 +1,181 @@
+"""Whole simulations in C: accuracy, order, stiffness, batches, inputs, interruption."""
+import ctypes
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+import sympy as sm
+from scipy.integrate import solve_ivp
+
+from codegen import GibbsAppellMethod, examples as ex, generate
+
+
+@pytest.fixture(scope="module")
+def models(built, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sim")
+    spring = ex.spring_damper()
+    return dict(disk=built["rolling_disk"], pend=built["pendulum3"],
+                spring=(spring, None, generate(GibbsAppellMethod(**spring.kwargs), "spring",
+                                               output_dir=out)))
+
+
+def disk_setup(models):
+    model, ga, mod = models["disk"]
+    return model, ga, mod, np.array([9.81, 2.0, 0.3]), np.array(model.initial_state, float)
+
+
+def pend_setup(models):
+    model, ga, mod = models["pend"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    return model, ga, mod, p, np.array(model.initial_state, float)
+
+
+@pytest.mark.parametrize("which", ["disk", "pend"])
+def test_dopri5_matches_dop853(models, which):
+    model, ga, mod, p, x0 = (disk_setup if which == "disk" else pend_setup)(models)
+    r = None if which == "disk" else np.array([0.3])
+    T = 3.0 if which == "disk" else 1.0          # the triple pendulum is chaotic: a shorter run
+    res = mod.simulate((0, T), x0, p, r, rtol=1e-12, atol=1e-12, t_eval=np.linspace(0, T, 61))
+    assert res.success and res.message == "ok" and res.nsteps > 10
+    ref = solve_ivp(mod.rhs, (0, T), x0, args=(p, r), method="DOP853", rtol=1e-13, atol=1e-13,
+                    t_eval=res.t)
+    assert np.allclose(res.x, ref.y.T, rtol=1e-8, atol=1e-8), abs(res.x - ref.y.T).max()
+    assert np.array_equal(res[mod.states[1]], res.x[:, 1])
+
+
+def test_rk4_is_fourth_order(models):
+    model, ga, mod, p, x0 = disk_setup(models)
+    ref = mod.simulate((0, 1), x0, p, rtol=1e-13, atol=1e-13, t_eval=[1.0]).x[-1]
+    errs = [abs(mod.simulate((0, 1), x0, p, method="rk4", dt=dt, t_eval=[1.0]).x[-1] - ref).max()
+            for dt in (0.02, 0.01, 0.005)]
+    orders = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+    assert np.all((orders > 3.7) & (orders < 4.3)), orders
+    fixed = mod.simulate((0, 1), x0, p, method="rk4", dt=0.01)
+    assert fixed.nsteps == 100 and fixed.nfev == 4 * 100 + 1 and len(fixed.t) == 101
+
+
+def test_energy_drift(models):
+    model, ga, mod, p, x0 = disk_setup(models)
+    m, r, g = model.constants
+    E = sm.lambdify([list(ga.q) + list(ga.u), [g, m, r]], ga.to_state(model.energy()))
+    res = mod.simulate((0, 5), x0, p, rtol=1e-12, atol=1e-12)
+    e = np.array([E(x, p) for x in res.x])
+    assert abs(e - e[0]).max() / abs(e[0]) < 1e-9
+
+
+def test_stiff_spring_damper(models):
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])     # c, k, m
+    x0 = np.array([1.0, 0.0])
+    stiff = mod.simulate((0, 1), x0, p, method="rosenbrock", rtol=1e-4, atol=1e-6)
+    explicit = mod.simulate((0, 1), x0, p, method="dopri5", rtol=1e-4, atol=1e-6)
+    assert stiff.success and explicit.success
+    # DOPRI5's steps are held down by stability (h < 3.3 / 1e5), not accuracy
+    assert explicit.nsteps > 100 * stiff.nsteps, (explicit.nsteps, stiff.nsteps)
+    c, k, m = p
+    l1, l2 = np.roots([m, c, k])                                  # overdamped: two real modes
+    exact = (l2 * np.exp(l1 * stiff.t) - l1 * np.exp(l2 * stiff.t)) / (l2 - l1)
+    assert abs(stiff.x[:, 0] - exact).max() < 1e-3
+    assert abs(explicit.x[:, 0] - exact).max() < 1e-3
+
+
+def test_batches_equal_one_by_one(models):
+    model, ga, mod, p, x0 = pend_setup(models)
+    rng = np.random.default_rng(0)
+    X0 = x0 + 0.1 * rng.normal(size=(12, mod.nx))
+    P = np.tile(p, (12, 1)) * rng.uniform(0.9, 1.1, size=(12, len(p)))
+    R = rng.uniform(-1, 1, size=(12, 1))
+    t, X, status = mod.simulate_batch((0, 1), X0, P, R, rtol=1e-10, atol=1e-10)
+    assert X.shape == (12, 101, mod.nx) and np.all(status == 0)
+    for i in (0, 5, 11):
+        one = mod.simulate((0, 1), X0[i], P[i], R[i], rtol=1e-10, atol=1e-10)
+        assert np.array_equal(one.x, X[i])
+    D = mod.rhs_batch(0.3, X0, P, R)
+    for i in range(12):
+        assert np.array_equal(D[i], mod.rhs(0.3, X0[i], P[i], R[i]))
+    shared = mod.rhs_batch(0.3, X0, p, [0.2])                   # one P, one R for all rows
+    assert np.array_equal(shared[4], mod.rhs(0.3, X0[4], p, [0.2]))
+
+
+def test_batch_reports_failing_rows(models):
+    model, ga, mod, p, x0 = disk_setup(models)
+    X = np.tile(x0, (4, 1))
+    X[2, 1] = 0.0                                                # theta = 0: singular kinematics
+    with pytest.raises(Exception, match="row 2"):
+        mod.rhs_batch(0.0, X, p)
+    t, Y, status = mod.simulate_batch((0, 1), X, p)
+    assert list(status == 0) == [True, True, False, True]
+    assert np.isnan(Y[2, -1]).all() and np.isfinite(Y[3]).all()
+
+
+def test_tabulated_inputs(models):
+    model, ga, mod, p, x0 = pend_setup(models)
+    times = np.linspace(0, 2, 21)
+    values = np.sin(3 * times).reshape(-1, 1)
+    res = mod.simulate((0, 2), x0, p, (times, values), hold=False, rtol=1e-11, atol=1e-11)
+    ref = solve_ivp(lambda t, x: mod.rhs(t, x, p, [np.interp(t, times, values[:, 0])]), (0, 2),
+                    x0, method="DOP853", rtol=1e-12, atol=1e-12, t_eval=res.t, max_step=0.01)
+    assert np.allclose(res.x, ref.y.T, atol=1e-6)
+    held = mod.simulate((0, 2), x0, p, (times, values), hold=True, rtol=1e-11, atol=1e-11)
+    assert not np.allclose(held.x, res.x, atol=1e-6)            # a different input, a different motion
+    const = mod.simulate((0, 2), x0, p, [0.3], rtol=1e-10, atol=1e-10)
+    table = mod.simulate((0, 2), x0, p, ([0.0], [[0.3]]), rtol=1e-10, atol=1e-10)
+    assert np.array_equal(const.x, table.x)
+
+
+def test_ctrl_c_stops_cleanly(models):
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        res = mod.simulate((0, 1e4), [1.0, 0.0], p, method="dopri5", rtol=1e-10, atol=1e-12,
+                           t_eval=np.linspace(0, 1e4, 200001))
+    finally:
+        timer.cancel()
+    assert res.status == -1 and res.message == "interrupted"
+    assert 0 < len(res.t) < 200001 and np.isfinite(res.x).all()
+
+
+def test_rhs_address_has_the_numbalsoda_signature(models):
+    model, ga, mod, p, x0 = pend_setup(models)
+    proto = ctypes.CFUNCTYPE(None, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
+                             ctypes.POINTER(ctypes.c_double), ctypes.c_void_p)
+    f = proto(mod.rhs_address)
+    data = mod.callback_data(p, [0.4])
+    u = x0.copy()
+    du = np.empty(mod.nx)
+    dp = ctypes.POINTER(ctypes.c_double)
+    f(0.2, u.ctypes.data_as(dp), du.ctypes.data_as(dp), data.ctypes.data)
+    assert np.array_equal(du, mod.rhs(0.2, x0, p, [0.4]))
+    bad = x0.copy()
+    bad[0] = np.nan
+    f(0.2, bad.ctypes.data_as(dp), du.ctypes.data_as(dp), data.ctypes.data)
+    assert np.isnan(du).all()                                    # the failure reaches the solver
+    with pytest.raises(ValueError, match="callback_data needs"):
+        mod.callback_data(p)
+
+
+def test_bad_simulate_arguments(models):
+    model, ga, mod, p, x0 = pend_setup(models)
+    r = [0.1]
+    with pytest.raises(ValueError, match="rk4 needs a positive step dt"):
+        mod.simulate((0, 1), x0, p, r, method="rk4")
+    with pytest.raises(ValueError, match="method must be one of"):
+        mod.simulate((0, 1), x0, p, r, method="euler")
+    with pytest.raises(TypeError, match="cannot call Python for r"):
+        mod.simulate((0, 1), x0, p, lambda t, x: [0.0])
+    with pytest.raises(ValueError, match="specified inputs"):
+        mod.simulate((0, 1), x0, p)
+    with pytest.raises(ValueError, match="input table needs"):
+        mod.simulate((0, 1), x0, p, ([0, 1], [[0.0, 1.0, 2.0]]))
+    with pytest.raises(ValueError, match="t_eval must be ascending inside t_span"):
+        mod.simulate((0, 1), x0, p, r, t_eval=[0.5, 2.0])
+    with pytest.raises(ValueError, match="t_span"):
+        mod.simulate((1, 0), x0, p, r)
+    with pytest.raises(ValueError, match="x0 must have length"):
+        mod.simulate((0, 1), x0[:-1], p, r)
+    short = mod.simulate((0, 1), x0, p, r, max_steps=5)
+    assert short.status == 5 and short.message == "max_steps reached" and not short.success
