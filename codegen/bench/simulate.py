@@ -1,0 +1,134 @@
+"""Whole simulations: RK4 in C against MuJoCo's rollout, DOPRI5 in C against solve_ivp.
+
+    python -m codegen.bench.simulate [--n 1 4 8 12] [--steps 20000]
+
+Model: the n-link pendulum on a cart (codegen.examples.n_pendulum_on_cart),
+built for MuJoCo as a slide joint and n hinges with point masses at the link
+ends (diagonal inertia 1e-9, relative angles, converted from the absolute
+angles of the SymPy model), gravity -y, the cart force as a motor, contacts
+off. Each run:
+
+- RK4 at equal dt = 1 ms over the same number of steps: ours with
+  ``simulate(method='rk4')`` (the loop in C), MuJoCo with
+  ``mujoco.rollout.rollout`` (RK4 integrator); the states after 50 steps
+  are compared (1e-6; the pendulum is chaotic over the whole run);
+- a 10 s adaptive simulation at rtol = atol = 1e-8: ours with
+  ``simulate(method='dopri5')`` against ``scipy.integrate.solve_ivp(RK45)``
+  calling the compiled ``rhs``; states at 1 s compared (1e-5, different
+  error controllers).
+Times: best of 3.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from codegen import GibbsAppellMethod, generate
+from codegen.examples import n_pendulum_on_cart
+
+
+def mjcf(n, vals, dt):
+    """The pendulum on a cart as MJCF text."""
+    tiny = 'diaginertia="1e-9 1e-9 1e-9"'
+    body = ""
+    for i in range(n, 0, -1):
+        pos = vals[f"l{i - 1}"] if i > 1 else 0.0
+        body = (f'<body name="b{i}" pos="{pos!r} 0 0"><joint name="h{i}" type="hinge" axis="0 0 1"/>'
+                f'<inertial pos="{vals[f"l{i}"]!r} 0 0" mass="{vals[f"m{i}"]!r}" {tiny}/>{body}</body>')
+    return (f'<mujoco><option timestep="{dt!r}" integrator="RK4" gravity="0 {-vals["g"]!r} 0">'
+            f'<flag contact="disable"/></option><worldbody><body name="cart">'
+            f'<joint name="slide" type="slide" axis="1 0 0"/>'
+            f'<inertial pos="0 0 0" mass="{vals["m0"]!r}" {tiny}/>{body}</body></worldbody>'
+            f'<actuator><motor joint="slide" gear="1"/></actuator></mujoco>')
+
+
+def best(f, repeat=3):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = f()
+        times.append(time.perf_counter() - t0)
+    return min(times), out
+
+
+def run(n, steps, dt=1e-3):
+    import mujoco
+    from mujoco import rollout
+    from scipy.integrate import solve_ivp
+
+    model = n_pendulum_on_cart(n)
+    mod = generate(GibbsAppellMethod(**model.kwargs), f"simbench{n}", output_dir=tempfile.mkdtemp())
+    vals = model.parameter_values
+    p = np.array([vals[c] for c in mod.constants])
+    rng = np.random.default_rng(n)
+    x0 = np.concatenate([[0.0], 0.3 * rng.uniform(-1, 1, n), [0.1], rng.uniform(-1, 1, n)])
+    force = 0.3
+    T = steps * dt
+    t_ours, res = best(lambda: mod.simulate((0, T), x0, p, [force], method="rk4", dt=dt,
+                                            t_eval=[T]))
+    assert res.success and res.nsteps == steps
+
+    m = mujoco.MjModel.from_xml_string(mjcf(n, vals, dt))
+    d = mujoco.MjData(m)
+    d.qpos[:] = np.concatenate([[x0[0]], np.diff(np.concatenate([[0.0], x0[1:n + 1]]))])
+    d.qvel[:] = np.concatenate([[x0[n + 1]], np.diff(np.concatenate([[0.0], x0[n + 2:]]))])
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state0 = np.empty(mujoco.mj_stateSize(m, spec))
+    mujoco.mj_getState(m, d, state0, spec)
+    control = np.full((1, steps, 1), force)
+    t_mj, _ = best(lambda: rollout.rollout(m, d, state0[None], control))
+    # equal work: the first 50 steps agree (the pendulum is chaotic over the whole run,
+    # and MuJoCo's bodies carry a rotational inertia of 1e-9)
+    check = 50
+    states, _ = rollout.rollout(m, d, state0[None], control[:, :check])
+    final = states[0, -1]
+    qpos, qvel = final[1:1 + m.nq], final[1 + m.nq:1 + m.nq + m.nv]
+    mj_x = np.concatenate([[qpos[0]], np.cumsum(qpos[1:]), [qvel[0]], np.cumsum(qvel[1:])])
+    ours_x = mod.simulate((0, check * dt), x0, p, [force], method="rk4", dt=dt,
+                          t_eval=[check * dt]).x[-1]
+    agree = np.allclose(mj_x, ours_x, rtol=1e-6, atol=1e-6)
+
+    t_dp, dp = best(lambda: mod.simulate((0, 10), x0, p, [force], rtol=1e-8, atol=1e-8,
+                                         t_eval=[10.0]))
+    t_ivp, ivp = best(lambda: solve_ivp(mod.rhs, (0, 10), x0, args=(p, [force]), method="RK45",
+                                        rtol=1e-8, atol=1e-8), repeat=1)
+    short = mod.simulate((0, 1), x0, p, [force], rtol=1e-8, atol=1e-8, t_eval=[1.0]).x[-1]
+    short_ivp = solve_ivp(mod.rhs, (0, 1), x0, args=(p, [force]), method="RK45", rtol=1e-8,
+                          atol=1e-8).y[:, -1]
+    agree_ivp = np.allclose(short, short_ivp, rtol=1e-5, atol=1e-5)
+    return dict(n=n, ours=steps / t_ours, mujoco=steps / t_mj, agree=agree,
+                mj_diff=abs(mj_x - ours_x).max(), dopri=t_dp, ivp=t_ivp, agree_ivp=agree_ivp,
+                dp_steps=dp.nsteps, ivp_steps=len(ivp.t) - 1)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1, 4, 8, 12])
+    ap.add_argument("--steps", type=int, default=20000)
+    args = ap.parse_args(argv)
+    rows = [run(n, args.steps) for n in args.n]
+    print(f"RK4, dt = 1 ms, {args.steps} steps: steps per second (ratio = ours / MuJoCo)\n")
+    print("| n | ours (C loop) | MuJoCo rollout | ratio | max state difference |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        if not r["agree"]:
+            print(f"| {r['n']} | {r['ours']:.3g} | MuJoCo disagrees by {r['mj_diff']:.2e}: not timed | | |")
+            continue
+        print(f"| {r['n']} | {r['ours']:.3g} | {r['mujoco']:.3g} | {r['ours'] / r['mujoco']:.0f}x "
+              f"| {r['mj_diff']:.1e} |")
+    print("\n10 s adaptive simulation, rtol = atol = 1e-8 [ms] (ratio = solve_ivp / ours)\n")
+    print("| n | ours: DOPRI5 in C | solve_ivp(RK45) on the compiled rhs | ratio | steps ours / solve_ivp |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        flag = "" if r["agree_ivp"] else " (states at 1 s differ beyond 1e-5)"
+        print(f"| {r['n']} | {r['dopri'] * 1e3:.2f} | {r['ivp'] * 1e3:.0f} | "
+              f"{r['ivp'] / r['dopri']:.0f}x{flag} | {r['dp_steps']} / {r['ivp_steps']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
