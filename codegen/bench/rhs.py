@@ -36,15 +36,27 @@ import sympy as sm
 import sympy.physics.mechanics as me
 from codegen.examples import n_pendulum_on_cart
 
-tool, n = sys.argv[1], int(sys.argv[2])
-model = n_pendulum_on_cart(n)
+from codegen import examples as EX
+tool, spec = sys.argv[1], sys.argv[2]
+name, _, arg = spec.partition(":")
+builder = EX.EXAMPLES[name]
+model = builder(int(arg)) if arg else builder()
+n = int(arg) if arg else 0
 consts = sorted(model.constants, key=str)
 vals = model.parameter_values
 p = np.array([vals[str(c)] for c in consts])
-rng = np.random.default_rng(n)
-x = np.concatenate([[0.1], rng.uniform(-1, 1, n), [0.2], rng.uniform(-1, 1, n)])
-r = np.array([0.3])
+rng = np.random.default_rng(7)
+nq = len(model.q_ind) + len(model.q_dependent)
+x = np.array(model.initial_state, dtype=float) if model.initial_state else np.full(2 * nq, 0.3)
+x = x + 0.05 * rng.uniform(-1, 1, len(x))
+if name == "pendulum":
+    rng = np.random.default_rng(n)
+    x = np.concatenate([[0.1], rng.uniform(-1, 1, n), [0.2], rng.uniform(-1, 1, n)])
+r = np.full(len(model.specifieds), 0.3)
 res = {}
+if tool in ("pinocchio", "mujoco") and name != "pendulum":
+    print(json.dumps({"error": "not applicable"}))
+    sys.exit(0)
 
 def best(f, number):
     return min(timeit.repeat(f, number=number, repeat=5)) / number
@@ -54,14 +66,57 @@ if tool == "ours":
     t0 = time.perf_counter(); ga = GibbsAppellMethod(**model.kwargs)
     res["formulate"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    mod = generate(ga, f"bench_pend{n}", output_dir=tempfile.mkdtemp(), force=True)
+    mod = generate(ga, f"bench_{name}{n}", output_dir=tempfile.mkdtemp(), force=True)
     res["generate"] = time.perf_counter() - t0
     assert mod.constants == [str(c) for c in consts]
     out = np.empty(len(x))
     rhs = mod.rhs
-    res["call"] = best(lambda: rhs(0.0, x, p, r, out), 20000)
+    rr = r if len(r) else None
+    res["call"] = best(lambda: rhs(0.0, x, p, rr, out), 20000)
     res["ops"] = mod.operation_count
-    res["xdot"] = mod.rhs(0.0, x, p, r).tolist()
+    res["xdot"] = mod.rhs(0.0, x, p, rr).tolist()
+    t0 = time.perf_counter()
+    sim = mod.simulate((0, 2.0), x, p, rr, method="rk4", dt=1e-3, t_eval=[2.0])
+    res["rk4_steps_per_s"] = sim.nsteps / (time.perf_counter() - t0)
+elif tool == "symengine":
+    import symengine as se
+    t0 = time.perf_counter()
+    km = me.KanesMethod(**model.kwargs); km.kanes_equations(model.bodies, model.loads)
+    M, F = km.mass_matrix, km.forcing
+    kd = km.kindiffdict(); G = sm.Matrix([kd[q.diff()] for q in model.q_ind])
+    res["formulate"] = time.perf_counter() - t0
+    states = model.q_ind + model.u_ind
+    plain = {s_: sm.Symbol(f"_x{i}") for i, s_ in enumerate(states + list(model.specifieds))}
+    args = [plain[s_] for s_ in states] + consts + [plain[s_] for s_ in model.specifieds]
+    exprs = [e.xreplace(plain) for e in list(M) + list(F) + list(G)]
+    t0 = time.perf_counter()
+    f = se.Lambdify(args, exprs, backend="llvm", cse=True)
+    res["generate"] = time.perf_counter() - t0
+    nu, nqk = M.shape[0], len(model.q_ind)
+    inp = np.concatenate([x, p, r])
+    def fs():
+        v = f(inp)
+        ud = np.linalg.solve(v[:nu * nu].reshape(nu, nu), v[nu * nu:nu * nu + nu])
+        return np.concatenate([v[nu * nu + nu:], ud])
+    res["call"] = best(fs, 5000)
+    res["xdot"] = fs().tolist()
+elif tool == "mujoco":
+    import mujoco
+    from mujoco import rollout
+    from codegen.bench.simulate import mjcf
+    m = mujoco.MjModel.from_xml_string(mjcf(n, vals, 1e-3))
+    d = mujoco.MjData(m)
+    d.qpos[:] = np.concatenate([[x[0]], np.diff(np.concatenate([[0.0], x[1:n + 1]]))])
+    d.qvel[:] = np.concatenate([[x[n + 1]], np.diff(np.concatenate([[0.0], x[n + 2:]]))])
+    d.ctrl[:] = r
+    res["call"] = best(lambda: mujoco.mj_forward(m, d), 20000)
+    mujoco.mj_forward(m, d)
+    res["xdot"] = np.concatenate([x[n + 1:], [d.qacc[0]], np.cumsum(d.qacc[1:])]).tolist()
+    spec_ = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    s0 = np.empty(mujoco.mj_stateSize(m, spec_)); mujoco.mj_getState(m, d, s0, spec_)
+    ctrl = np.full((1, 2000, 1), r[0])
+    t0 = time.perf_counter(); rollout.rollout(m, d, s0[None], ctrl)
+    res["rk4_steps_per_s"] = 2000 / (time.perf_counter() - t0)
 elif tool in ("pydy", "lambdify"):
     t0 = time.perf_counter()
     km = me.KanesMethod(**model.kwargs); km.kanes_equations(model.bodies, model.loads)
@@ -71,13 +126,14 @@ elif tool in ("pydy", "lambdify"):
     if tool == "pydy":
         from pydy.codegen.ode_function_generators import generate_ode_function
         t0 = time.perf_counter()
+        kw = dict(specifieds=model.specifieds, specifieds_arg_type="array") if model.specifieds else {}
         f = generate_ode_function(F, model.q_ind, model.u_ind, consts, mass_matrix=M,
-                                  coordinate_derivatives=G, specifieds=model.specifieds,
-                                  generator="cython", constants_arg_type="array",
-                                  specifieds_arg_type="array")
+                                  coordinate_derivatives=G, generator="cython",
+                                  constants_arg_type="array", **kw)
         res["generate"] = time.perf_counter() - t0
-        res["call"] = best(lambda: f(x, 0.0, r, p), 5000)
-        res["xdot"] = np.asarray(f(x, 0.0, r, p)).tolist()
+        call = (lambda: f(x, 0.0, r, p)) if model.specifieds else (lambda: f(x, 0.0, p))
+        res["call"] = best(call, 5000)
+        res["xdot"] = np.asarray(call()).tolist()
         subs, red = sm.cse(list(M) + list(F) + list(G))
         from codegen.kernel import operation_count
         res["ops"] = operation_count([e for _, e in subs] + red)
@@ -122,10 +178,13 @@ print(json.dumps(res))
 """)
 
 TOOLS = ("ours", "pydy", "lambdify", "pinocchio")
+ALL_TOOLS = ("ours", "pydy", "lambdify", "symengine", "pinocchio", "mujoco")
 
 
-def run(tool: str, n: int, timeout: float = 1800) -> dict:
-    proc = subprocess.run([sys.executable, "-c", _CHILD, tool, str(n)], capture_output=True,
+def run(tool: str, spec, timeout: float = 1800) -> dict:
+    """One tool on one model ('pendulum:n', 'rolling_disk', 'chain:n', or an int n) in a fresh interpreter."""
+    spec = f"pendulum:{spec}" if isinstance(spec, int) else spec
+    proc = subprocess.run([sys.executable, "-c", _CHILD, tool, spec], capture_output=True,
                           text=True, timeout=timeout)
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}

@@ -4,7 +4,7 @@
 
 Model: the n-link pendulum on a cart (codegen.examples.n_pendulum_on_cart),
 built for MuJoCo as a slide joint and n hinges with point masses at the link
-ends (diagonal inertia 1e-9, relative angles, converted from the absolute
+ends (diagonal inertia 1e-12, relative angles, converted from the absolute
 angles of the SymPy model), gravity -y, the cart force as a motor, contacts
 off. Each run:
 
@@ -33,7 +33,7 @@ from codegen.examples import n_pendulum_on_cart
 
 def mjcf(n, vals, dt):
     """The pendulum on a cart as MJCF text."""
-    tiny = 'diaginertia="1e-9 1e-9 1e-9"'
+    tiny = 'diaginertia="1e-12 1e-12 1e-12"'
     body = ""
     for i in range(n, 0, -1):
         pos = vals[f"l{i - 1}"] if i > 1 else 0.0
@@ -82,7 +82,7 @@ def run(n, steps, dt=1e-3):
     control = np.full((1, steps, 1), force)
     t_mj, _ = best(lambda: rollout.rollout(m, d, state0[None], control))
     # equal work: the first 50 steps agree (the pendulum is chaotic over the whole run,
-    # and MuJoCo's bodies carry a rotational inertia of 1e-9)
+    # and MuJoCo's bodies carry a rotational inertia of 1e-12)
     check = 50
     states, _ = rollout.rollout(m, d, state0[None], control[:, :check])
     final = states[0, -1]

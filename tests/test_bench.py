@@ -1,0 +1,21 @@
+"""The benchmark suite's quick mode runs end to end against the installed peers."""
+import json
+import subprocess
+import sys
+
+
+def test_quick_benchmark(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "codegen.bench", "--quick", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    data = json.loads((tmp_path / "results.json").read_text())
+    results = data["results"]
+    assert set(results) == {"pendulum:1", "pendulum:2", "rolling_disk"}
+    for spec, tools in results.items():
+        assert tools["ours"]["call"] > 0 and tools["ours"]["ops"] > 0
+        peers = ["lambdify", "symengine"] + (["pinocchio", "mujoco"] if spec.startswith("pendulum") else [])
+        for peer in peers:
+            assert "call" in tools[peer], (spec, peer, tools[peer])          # installed and agreeing
+            assert tools[peer]["max_difference"] <= 1e-8 * 100
+    assert (tmp_path / "results.md").read_text().count("| codegen |") == 3
+    assert (tmp_path / "results.png").stat().st_size > 10_000
