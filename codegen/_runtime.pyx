@@ -291,6 +291,26 @@ cdef class Dynamics:
         v = self._vector(r, self.nr, "r")
         return np.array([t0]), v.reshape(1, self.nr).copy()
 
+    cdef tuple _times(self, str method, t_span, dt, t_eval):
+        """(t0, t1, t_eval) checked: default outputs every dt (rk4) or 101 points."""
+        if method not in METHODS:
+            raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
+        t0, t1 = (float(v) for v in t_span)
+        if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+            raise ValueError(f"{self.name}: t_span must be finite with t_span[1] > t_span[0]")
+        if method == "rk4":
+            if dt is None or not (dt > 0):
+                raise ValueError(f"{self.name}: rk4 needs a positive step dt")
+            if t_eval is None:
+                t_eval = np.append(np.arange(t0, t1, dt), t1)
+        elif t_eval is None:
+            t_eval = np.linspace(t0, t1, 101)
+        t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
+        if t_eval.ndim != 1 or len(t_eval) == 0 or np.any(np.diff(t_eval) < 0) \
+                or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
+            raise ValueError(f"{self.name}: t_eval must be ascending inside t_span")
+        return t0, t1, t_eval
+
     def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
                  double atol=1e-8, dt=None, t_eval=None, long max_steps=10_000_000,
                  bint hold=True, progress=False):
@@ -306,25 +326,10 @@ cdef class Dynamics:
         part computed, with status -1.
         """
         from codegen.runtime import SimulationResult
-        if method not in METHODS:
-            raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
-        t0, t1 = (float(v) for v in t_span)
-        if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-            raise ValueError(f"{self.name}: t_span must be finite with t_span[1] > t_span[0]")
+        t0, t1, t_eval = self._times(method, t_span, dt, t_eval)
         x0 = self._vector(x0, self.nx, "x0").copy()
         p = self._vector(p, self.np, "p")
         times, values = self._input_table(r, t0)
-        if method == "rk4":
-            if dt is None or not (dt > 0):
-                raise ValueError(f"{self.name}: rk4 needs a positive step dt")
-            if t_eval is None:
-                t_eval = np.append(np.arange(t0, t1, dt), t1)
-        elif t_eval is None:
-            t_eval = np.linspace(t0, t1, 101)
-        t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
-        if t_eval.ndim != 1 or len(t_eval) == 0 or np.any(np.diff(t_eval) < 0) \
-                or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
-            raise ValueError(f"{self.name}: t_eval must be ascending inside t_span")
         cdef cnp.ndarray buf = np.zeros(self.integrator_size, dtype=np.uint8)
         cdef void *s = cnp.PyArray_DATA(buf)
         cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
@@ -431,28 +436,13 @@ cdef class Dynamics:
         X of shape (N, len(t_eval), nx) and one status code per run (0 = ok;
         a failed run keeps NaN after its failure).
         """
-        if method not in METHODS:
-            raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
-        t0, t1 = (float(v) for v in t_span)
-        if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-            raise ValueError(f"{self.name}: t_span must be finite with t_span[1] > t_span[0]")
+        t0, t1, t_eval = self._times(method, t_span, dt, t_eval)
         X0 = np.ascontiguousarray(X0, dtype=np.float64)
         if X0.ndim != 2 or X0.shape[1] != self.nx:
             raise ValueError(f"{self.name}: X0 must have shape (N, {self.nx}), got {X0.shape}")
         cdef Py_ssize_t n = X0.shape[0], i, k
         Pm = self._rows(P, n, self.np, "P")
         Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
-        if method == "rk4":
-            if dt is None or not (dt > 0):
-                raise ValueError(f"{self.name}: rk4 needs a positive step dt")
-            if t_eval is None:
-                t_eval = np.append(np.arange(t0, t1, dt), t1)
-        elif t_eval is None:
-            t_eval = np.linspace(t0, t1, 101)
-        t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
-        if t_eval.ndim != 1 or len(t_eval) == 0 or np.any(np.diff(t_eval) < 0) \
-                or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
-            raise ValueError(f"{self.name}: t_eval must be ascending inside t_span")
         cdef Py_ssize_t m = len(t_eval)
         out = np.full((n, m, self.nx), np.nan)
         cdef cnp.ndarray bufs = np.zeros((max(n, 1), self.integrator_size), dtype=np.uint8)

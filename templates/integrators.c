@@ -96,6 +96,29 @@ static int ${name}_first_step(${name}_integrator *s)
     return ${NAME}_OK;
 }
 
+/* bookkeeping of an adaptive step: accepted (dense output already stored) ... */
+static int ${name}_accepted(${name}_integrator *s, double t, double h, double fac, int *accepted)
+{
+    s->t_old = t;
+    s->h_old = h;
+    s->t = t + h;
+    s->have_step = 1;
+    s->steps++;
+    s->h = h * (fac < 0.2 ? 0.2 : fac);
+    *accepted = 1;
+    return ${NAME}_OK;
+}
+
+/* ... or rejected: retry with a smaller step (a tenth for a non-finite error) */
+static int ${name}_rejected(${name}_integrator *s, double h, double err, double fac, int *accepted)
+{
+    if (!(err == err)) fac = 0.1;
+    s->h = h * (fac < 0.2 ? 0.2 : fac);
+    s->rejected++;
+    *accepted = 0;
+    return ${NAME}_OK;
+}
+
 /* one RK4 step of size h from (t, x), f = f(t, x) given; new f at the end */
 static int ${name}_rk4_step(${name}_integrator *s, double h)
 {
@@ -155,13 +178,7 @@ static int ${name}_dopri5_step(${name}_integrator *s, int *accepted)
     err = ${name}_err_norm(e, x, ynew, s->rtol, s->atol);
     fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
     if (fac > 10.0) fac = 10.0;
-    if (!(err <= 1.0)) {                      /* rejected (also for a non-finite error) */
-        if (!(err == err)) fac = 0.1;
-        s->h = h * (fac < 0.2 ? 0.2 : fac);
-        s->rejected++;
-        *accepted = 0;
-        return ${NAME}_OK;
-    }
+    if (!(err <= 1.0)) return ${name}_rejected(s, h, err, fac, accepted);   /* also NaN */
     for (i = 0; i < ${NAME}_NX; i++) {          /* Hairer's dense output coefficients */
         const double dy = ynew[i] - x[i], bspl = h * k1[i] - dy;
         s->cont[i] = x[i];
@@ -173,14 +190,7 @@ static int ${name}_dopri5_step(${name}_integrator *s, int *accepted)
         s->x[i] = ynew[i];
         s->f[i] = k7[i];                       /* first same as last */
     }
-    s->t_old = t;
-    s->h_old = h;
-    s->t = t + h;
-    s->have_step = 1;
-    s->steps++;
-    s->h = h * (fac < 0.2 ? 0.2 : fac);
-    *accepted = 1;
-    return ${NAME}_OK;
+    return ${name}_accepted(s, t, h, fac, accepted);
 }
 
 /* one Rosenbrock 2(3) attempt (Shampine & Reichelt, ode23s) with a
@@ -230,13 +240,7 @@ static int ${name}_rosenbrock_step(${name}_integrator *s, int *accepted)
     err = ${name}_err_norm(e, x, ynew, s->rtol, s->atol);
     fac = err > 0.0 ? 0.8 * pow(err, -1.0 / 3.0) : 5.0;
     if (fac > 5.0) fac = 5.0;
-    if (!(err <= 1.0)) {
-        if (!(err == err)) fac = 0.1;
-        s->h = h * (fac < 0.2 ? 0.2 : fac);
-        s->rejected++;
-        *accepted = 0;
-        return ${NAME}_OK;
-    }
+    if (!(err <= 1.0)) return ${name}_rejected(s, h, err, fac, accepted);
     for (i = 0; i < ${NAME}_NX; i++) {          /* cubic Hermite between (x, f0) and (ynew, f2) */
         const double dy = ynew[i] - x[i];
         s->cont[i] = x[i];
@@ -247,14 +251,7 @@ static int ${name}_rosenbrock_step(${name}_integrator *s, int *accepted)
         s->x[i] = ynew[i];
         s->f[i] = f2[i];
     }
-    s->t_old = t;
-    s->h_old = h;
-    s->t = t + h;
-    s->have_step = 1;
-    s->steps++;
-    s->h = h * (fac < 0.2 ? 0.2 : fac);
-    *accepted = 1;
-    return ${NAME}_OK;
+    return ${name}_accepted(s, t, h, fac, accepted);
 }
 
 int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
