@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sm
-import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 from sympy.physics.mechanics import KanesMethod, Particle, RigidBody
 from sympy.physics.vector import dynamicsymbols
@@ -42,7 +41,6 @@ from .kinematics import Kinematics, as_list
 
 __all__ = ["GibbsAppellMethod"]
 
-ZERO = sm.S.Zero
 t = dynamicsymbols._t
 
 

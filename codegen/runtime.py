@@ -5,6 +5,8 @@ import ctypes
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ._runtime import Dynamics
 
 __all__ = ["CompiledModel", "SimulationResult"]
@@ -13,8 +15,8 @@ __all__ = ["CompiledModel", "SimulationResult"]
 @dataclass
 class SimulationResult:
     """What CompiledModel.simulate returns: x[k] is the state at t[k]."""
-    t: "np.ndarray"
-    x: "np.ndarray"
+    t: np.ndarray
+    x: np.ndarray
     states: list
     status: int            # 0 = ok, -1 = interrupted, else an error code of the C integrator
     message: str
@@ -125,7 +127,6 @@ class CompiledModel:
 
     def callback_data(self, p, r=None):
         """The data array for rhs_address: [p, r] as one contiguous float64 vector."""
-        import numpy as np
         p = np.asarray(p, dtype=np.float64).ravel()
         r = np.zeros(0) if r is None else np.asarray(r, dtype=np.float64).ravel()
         if p.shape != (len(self.constants),) or r.shape != (len(self.specifieds),):

@@ -1,7 +1,6 @@
 """Bad input to generate and to the compiled functions: clear exceptions, never a crash."""
 import numpy as np
 import pytest
-import sympy as sm
 
 from codegen import BuildError, DynamicsError, GibbsAppellMethod, examples as ex, generate
 

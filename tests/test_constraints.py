@@ -59,7 +59,7 @@ def augmented(model, ga, mod, x, p):
     A, _ = ga.constraint_matrices
     A = numeric(A, model, x, mod.constants, p)
     Bd = numeric(ga.constraint_rate, model, x, mod.constants, p).ravel()
-    n, m = M.shape[0], A.shape[0]
+    m = A.shape[0]
     K = np.block([[M, A.T], [A, np.zeros((m, m))]])
     return K, np.concatenate([F, Bd]), M, F, A
 

@@ -1,7 +1,6 @@
 """Greenwood's worked examples 4.10 and 4.11, compared exactly with simplify."""
 import pytest
 import sympy as sm
-import sympy.physics.mechanics as me
 
 from codegen import GibbsAppellMethod
 from codegen import examples as ex
