@@ -4,7 +4,8 @@
                             [--n 1 2 4 8 12 20] [--tools ...] [--out DIR]
 
 Each (tool, model) runs in a fresh interpreter (codegen.bench.rhs), measuring
-formulation, generation + compilation, RHS per call from Python, operation
+formulation, generation + compilation, RHS per call from Python (median of
+7 repeats after a warm-up, with min and max; ratios pair by pair), operation
 count after CSE and RK4 steps per second where a tool has them. Before a
 tool's times count, its accelerations at the model's state are compared with
 ours (relative 1e-8): a tool that disagrees is reported, not timed; a tool
@@ -57,8 +58,8 @@ def markdown(all_results: dict, meta: dict) -> str:
     lines = [f"Machine: {meta['machine']}; command: `{meta['command']}`; {meta['date']}.", ""]
     for spec, results in all_results.items():
         lines += [f"### {spec}", "",
-                  "| tool | formulate [s] | generate+compile [s] | RHS per call [µs] | "
-                  "ratio to codegen | ops after CSE | RK4 steps/s |",
+                  "| tool | formulate [s] | generate+compile [s] | RHS per call [µs], median "
+                  "[min–max] | ratio to codegen | ops after CSE | RK4 steps/s |",
                   "|---|---|---|---|---|---|---|"]
         ours = results.get("ours", {}).get("call")
         for tool, res in results.items():
@@ -66,8 +67,10 @@ def markdown(all_results: dict, meta: dict) -> str:
                 lines.append(f"| {LABELS.get(tool, tool)} | {res['error']} | | | | | |")
                 continue
             ratio = f"{res['call'] / ours:.1f}x" if ours and "call" in res else "–"
+            spread = (f" [{_fmt(res['call_min'], 1e6)}–{_fmt(res['call_max'], 1e6)}]"
+                      if "call_min" in res else "")
             lines.append(f"| {LABELS.get(tool, tool)} | {_fmt(res.get('formulate'))} | "
-                         f"{_fmt(res.get('generate'))} | {_fmt(res.get('call'), 1e6)} | {ratio} | "
+                         f"{_fmt(res.get('generate'))} | {_fmt(res.get('call'), 1e6)}{spread} | {ratio} | "
                          f"{res.get('ops', '–')} | {_fmt(res.get('rk4_steps_per_s'))} |")
         lines.append("")
     return "\n".join(lines)

@@ -11,7 +11,8 @@ interpreter measures
 - formulation: GibbsAppellMethod (ours) or KanesMethod (PyDy, lambdify);
 - generation + compilation: codegen.generate (forced, no cache) or PyDy's
   generate_ode_function(generator='cython') or lambdify(cse=True);
-- RHS per call from Python, at one state, best of 5 repeats: ours with out=,
+- RHS per call from Python, at one state, median of 7 repeats after a
+  warm-up call (min and max recorded): ours with out=,
   PyDy's rhs(x, t, r, p), lambdify + numpy.linalg.solve, pinocchio.aba;
 - operation count after CSE (codegen.kernel.operation_count for both): ours
   from the program, PyDy's from its own sympy.cse call on the same matrices
@@ -59,7 +60,11 @@ if tool in ("pinocchio", "mujoco") and name != "pendulum":
     sys.exit(0)
 
 def best(f, number):
-    return min(timeit.repeat(f, number=number, repeat=5)) / number
+    """Median time per call over 7 repeats after a warm-up; min and max kept in res."""
+    f()
+    times = sorted(t / number for t in timeit.repeat(f, number=number, repeat=7))
+    res["call_min"], res["call_max"] = times[0], times[-1]
+    return times[len(times) // 2]
 
 if tool == "ours":
     from codegen import GibbsAppellMethod, generate
