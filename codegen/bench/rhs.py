@@ -60,7 +60,7 @@ if tool in ("pinocchio", "mujoco") and name != "pendulum":
     sys.exit(0)
 
 def best(f, number):
-    """Median time per call over 7 repeats after a warm-up; min and max kept in res."""
+    # median time per call over 7 repeats after a warm-up; min and max kept in res
     f()
     times = sorted(t / number for t in timeit.repeat(f, number=number, repeat=7))
     res["call_min"], res["call_max"] = times[0], times[-1]
