@@ -39,6 +39,11 @@ STATUS = {0: "ok", 1: "non-finite input", 2: "mass matrix not positive definite"
 cdef double _EMPTY[1]
 
 
+cdef inline const double *_data(object a) noexcept:
+    """The data of a checked float64 vector; a valid dummy pointer for None (no inputs)."""
+    return &_EMPTY[0] if a is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>a)
+
+
 cdef inline bint _is_float_vector(object a) noexcept:
     return (cnp.PyArray_CheckExact(a)
             and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
@@ -178,9 +183,7 @@ cdef class Dynamics:
                   and cnp.PyArray_DIM(<cnp.ndarray>out, 0) == self.nx):
             raise ValueError(f"{self.name}: out must be a writable contiguous float64 "
                              f"array of length {self.nx}")
-        cdef const double *rp = &_EMPTY[0] if r is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>r)
-        cdef int code = self._rhs(t, <const double *>cnp.PyArray_DATA(<cnp.ndarray>x),
-                                  <const double *>cnp.PyArray_DATA(<cnp.ndarray>p), rp,
+        cdef int code = self._rhs(t, _data(x), _data(p), _data(r),
                                   <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
@@ -194,10 +197,7 @@ cdef class Dynamics:
                 and (r is None or np.isfinite(r).all())):
             self._fail(1, t, x, p, r)
         out = np.empty(shape)
-        cdef const double *rp = &_EMPTY[0] if r is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>r)
-        f(t, <const double *>cnp.PyArray_DATA(<cnp.ndarray>x),
-          <const double *>cnp.PyArray_DATA(<cnp.ndarray>p), rp,
-          <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        f(t, _data(x), _data(p), _data(r), <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         return out
 
     def mass_matrix(self, double t, x, p, r=None):
@@ -220,9 +220,7 @@ cdef class Dynamics:
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
         out = np.empty(self.nc)
-        cdef const double *rp = &_EMPTY[0] if r is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>r)
-        cdef int code = self._lambda(t, <const double *>cnp.PyArray_DATA(<cnp.ndarray>x),
-                                     <const double *>cnp.PyArray_DATA(<cnp.ndarray>p), rp,
+        cdef int code = self._lambda(t, _data(x), _data(p), _data(r),
                                      <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
@@ -245,10 +243,8 @@ cdef class Dynamics:
         if not (tol > 0):
             raise ValueError(f"{self.name}: tol must be positive, got {tol}")
         out = np.empty(self.nx)
-        cdef const double *rp = &_EMPTY[0] if r is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>r)
-        cdef int it = self._project(t, <const double *>cnp.PyArray_DATA(<cnp.ndarray>x),
-                                    <const double *>cnp.PyArray_DATA(<cnp.ndarray>p), rp, tol,
-                                    maxiter, <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        cdef int it = self._project(t, _data(x), _data(p), _data(r), tol, maxiter,
+                                    <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if it == -2:
             if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()):
                 self._fail(1, t, x, p, r)
@@ -335,10 +331,8 @@ cdef class Dynamics:
         cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
         cdef double[::1] tv = t_eval
         cdef double[:, ::1] xv = xs
-        cdef int code = self._init(s, METHODS[method], t0, <const double *>cnp.PyArray_DATA(x0),
-                                   <const double *>cnp.PyArray_DATA(p), len(times) if self.nr else 0,
-                                   <const double *>cnp.PyArray_DATA(times),
-                                   <const double *>cnp.PyArray_DATA(values), rtol, atol,
+        cdef int code = self._init(s, METHODS[method], t0, _data(x0), _data(p),
+                                   len(times) if self.nr else 0, _data(times), _data(values), rtol, atol,
                                    float(dt) if dt is not None else 0.0)
         if code:
             if code == 1:

@@ -32,12 +32,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sm
-from sympy.core.function import AppliedUndef
 from sympy.physics.mechanics import KanesMethod, Particle, RigidBody
 from sympy.physics.vector import dynamicsymbols
 from sympy.physics.vector import Point, ReferenceFrame, Vector
 
-from .kinematics import Kinematics, as_list
+from .kinematics import Kinematics, as_list, numeric_probe
 
 __all__ = ["GibbsAppellMethod"]
 
@@ -235,8 +234,7 @@ class GibbsAppellMethod(KanesMethod):
             if not isinstance(b, (Particle, RigidBody)):
                 raise TypeError(f"body {b!r} is neither a Particle nor a RigidBody")
             if isinstance(b, RigidBody):
-                frame = _frames_of(b.inertia[0])
-                Imat = b.inertia[0].to_matrix(frame[0] if len(frame) == 1 else b.frame)
+                Imat = b.inertia[0].to_matrix(_body_frame(b, None))
                 if sm.simplify(Imat - Imat.T) != sm.zeros(3, 3):
                     raise ValueError(f"inertia dyadic of {b} is not symmetric: {Imat}")
         return bodies
@@ -317,10 +315,7 @@ class GibbsAppellMethod(KanesMethod):
     def _check_freedom(self, A):
         """Refuse constraints that leave no motion at a generic configuration."""
         import numpy as np
-        atoms = sorted(A.free_symbols | A.atoms(AppliedUndef), key=str)
-        rng = np.random.default_rng(0)
-        probe = {s: sm.Float(rng.uniform(0.3, 1.3)) for s in atoms}
-        An = np.array(A.xreplace(probe).evalf(), dtype=float)
+        An = np.array(A.xreplace(numeric_probe(A)).evalf(), dtype=float)
         if np.linalg.matrix_rank(An) >= A.cols:
             raise ValueError(f"the {A.rows} constraints leave zero degrees of freedom for the "
                              f"{A.cols} speeds (rank {A.cols} at a generic configuration): "

@@ -24,7 +24,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
-from .kinematics import memo_xreplace
+from .kinematics import memo_xreplace, numeric_probe
 
 __all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA"]
 
@@ -102,8 +102,7 @@ def _is_symmetric(M: sm.Matrix) -> bool:
     pairs = [(M[i, j], M[j, i]) for i in range(M.rows) for j in range(i) if M[i, j] != M[j, i]]
     if not pairs:
         return True
-    free = sorted(set().union(*[(a - b).free_symbols for a, b in pairs]), key=str)
-    probe = {s: sm.Float(0.31 + 0.07 * k) for k, s in enumerate(free)}
+    probe = numeric_probe(*[a - b for a, b in pairs])
     for a, b in pairs:
         d = (a - b).xreplace(probe).evalf()
         if d.is_number and abs(d) > 1e-9:
@@ -211,8 +210,9 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
         qdot = [conv(e) for e in qdot_t]
         M = Mt.applyfunc(conv)
         F = Ft.applyfunc(conv)
+        known = set(qt + ut)
         for e in qdot + list(F) + list(M):
-            leftover = [d for d in e.atoms(sm.Derivative) if d.expr in set(qt + ut)]
+            leftover = [d for d in e.atoms(sm.Derivative) if d.expr in known]
             if leftover:
                 raise ValueError(f"the equations still contain {leftover[0]}")
         symmetric = _is_symmetric(M)

@@ -68,9 +68,6 @@ class Program:
     temporaries: list     # (Symbol, expr)
     outputs: list         # (C array name, [expr]) in order
 
-    def group(self, array: str) -> list:
-        return next(exprs for name, exprs in self.outputs if name == array)
-
     @property
     def operation_count(self) -> int:
         """Arithmetic operations and function calls of the program (after CSE)."""

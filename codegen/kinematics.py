@@ -18,7 +18,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
-__all__ = ["Kinematics", "as_list", "memo_xreplace"]
+__all__ = ["Kinematics", "as_list", "memo_xreplace", "numeric_probe"]
 
 t = dynamicsymbols._t
 
@@ -90,12 +90,22 @@ def _tidy(e):
     return sm.cancel(n / d)
 
 
+def numeric_probe(*exprs) -> dict:
+    """Deterministic, generic numbers for every symbol and function of time in exprs.
+
+    For checks that hold or fail for almost all values (singular, symmetric,
+    rank): a probe rules out quickly what an exact check would grind through.
+    """
+    atoms = set()
+    for e in exprs:
+        atoms |= e.free_symbols | set(e.atoms(AppliedUndef))
+    return {s: sm.Float(0.3 + 0.0713 * k) for k, s in enumerate(sorted(atoms, key=str))}
+
+
 def _is_singular(A: sm.Matrix) -> bool:
     """A is singular for all values of its symbols (numeric probe, then simplify)."""
     det = A.det(method='berkowitz')
-    free = sorted(det.free_symbols | set(det.atoms(AppliedUndef)), key=str)
-    probe = {s: sm.Float(0.3 + 0.1 * i) for i, s in enumerate(free)}
-    val = det.xreplace(probe).evalf()
+    val = det.xreplace(numeric_probe(det)).evalf()
     if val.is_number and val.is_finite and abs(val) > 1e-9:
         return False
     return sm.simplify(det) == 0
