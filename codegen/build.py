@@ -61,10 +61,13 @@ def _toolchain() -> str:
         cc_version = out.stdout.splitlines()[0] if out.stdout else cc
     except (OSError, subprocess.SubprocessError):
         cc_version = f"{cc} (not runnable)"
-    # the templates are part of the generated code: a changed template is a new key
+    # the templates and the modules that write C are part of the generated code:
+    # a change to either is a new key
+    here = Path(__file__).resolve().parent
+    writers = [here / m for m in ("kernel.py", "solve.py", "emit.py")]
     templates = hashlib.sha256()
-    for path in sorted(TEMPLATE_DIR.iterdir()):
-        if path.suffix in (".c", ".h"):
+    for path in sorted(TEMPLATE_DIR.iterdir()) + writers:
+        if path.suffix in (".c", ".h", ".py"):
             templates.update(path.name.encode() + b"\0" + path.read_bytes())
     return (f"python {sys.version.split()[0]}; cython {Cython.__version__}; {cc_version}; "
             f"codegen {__version__}; templates {templates.hexdigest()[:16]}")

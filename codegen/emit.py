@@ -18,7 +18,7 @@ from . import __version__
 from .eom import EquationsOfMotion
 from .kernel import Program
 
-__all__ = ["Sources", "emit", "template", "TEMPLATE_DIR"]
+__all__ = ["Sources", "emit", "template", "c_function", "TEMPLATE_DIR"]
 
 
 def _template_dir() -> Path:
@@ -105,12 +105,16 @@ def _quoted(names):
 _SIGNATURE = "double t, const double *x, const double *p, const double *r"
 
 
-def _function(name: str, program: Program, comment: str) -> str:
-    """A static C function that evaluates one program into its output arrays."""
+def c_function(name: str, program: Program, comment: str, signature: str = _SIGNATURE) -> str:
+    """A static C function that evaluates one program into its output arrays
+    (inputs are all read before any output is written, so an array may be both)."""
     c_expression = _Printer(program.names).doprint
-    args = ", ".join(f"double *{array}" for array, _ in program.outputs)
-    lines = [f"/* {comment} */", f"static void {name}({_SIGNATURE}, {args})", "{",
-             "    (void)t; (void)x; (void)p; (void)r;"]
+    read = {part.split("*")[-1].strip() for part in signature.split(",")}
+    args = ", ".join(f"double *{array}" for array, _ in program.outputs if array not in read)
+    lines = [f"/* {comment} */", f"static void {name}({signature}{', ' if args else ''}{args})",
+             "{"]
+    if signature == _SIGNATURE:
+        lines.append("    (void)t; (void)x; (void)p; (void)r;")
     for inp in program.inputs:
         lines.append(f"    const double {inp.name} = {inp.array}[{inp.index}];  /* {inp.label} */")
     if program.temporaries:
@@ -130,18 +134,25 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     main = programs["eval"]
     c = eom.constraints
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"
-    functions = [_function(f"{name}_eval", main,
+    functions = [c_function(f"{name}_eval", main,
                            f"q' into qd, the mass matrix into M ({layout}), F into F"
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
                               " term into S (A u' = B' + S)" if c else "") + ": one pass")]
     if "position" in programs:
-        functions.append(_function(f"{name}_eval_position", programs["position"],
+        functions.append(c_function(f"{name}_eval_position", programs["position"],
                                    "configuration constraints f(q, t) and their Jacobian f_q"))
     if "velocity" in programs:
-        functions.append(_function(f"{name}_eval_velocity", programs["velocity"],
+        functions.append(c_function(f"{name}_eval_velocity", programs["velocity"],
                                    "A and B of the constraints A u = B"))
-    ops = sum(p.operation_count for p in programs.values())
-    solver = ("Cholesky of the symmetric positive definite M" if eom.symmetric
+    solve = programs.get("solve")
+    if solve is not None:
+        functions.append(c_function(f"{name}_ldl", solve,
+                                   "M u' = F by L D L^T, unrolled over M's structural nonzeros: "
+                                   "u' into F, the pivots into D", "const double *M, double *F"))
+    # the equations' operations (the solve is counted apart, as the peers do it numerically)
+    ops = sum(p.operation_count for k, p in programs.items() if k != "solve")
+    solver = ("unrolled LDL^T of the symmetric positive definite M" if solve is not None
+              else "Cholesky of the symmetric positive definite M" if eom.symmetric
               else "LU with partial pivoting")
     if c:
         solver = "SVD null-space elimination of the constraints, then " + solver
@@ -161,11 +172,16 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
         solver=solver, mass_failure=mass_failure, operation_count=ops,
         eval_functions="\n".join(functions), key=key,
         nc=c.nc if c else 0, nh=c.nh if c else 0, rank_rtol=repr(float(rank_rtol)),
-        solve_call=(f"{name}_cholesky_solve({name.upper()}_NU, M, F, work)" if eom.symmetric
+        solve_call=(f"{name}_solve_unrolled(M, F)" if solve is not None
+                    else f"{name}_cholesky_solve({name.upper()}_NU, M, F, work)" if eom.symmetric
                     else f"{name}_solve_mass(M, F)"),
     )
     # lu.c serves the Rosenbrock integrator (and a non-symmetric mass matrix)
-    linalg = [template("lu.c"), template("cholesky.c" if eom.symmetric else "mass_full.c")]
+    linalg = [template("lu.c")]
+    if eom.symmetric:
+        linalg += [template("packed.c")] + ([] if solve is not None else [template("cholesky.c")])
+    else:
+        linalg.append(template("mass_full.c"))
     if c:
         linalg.append(template("svd.c"))
         fields["eval_extra_decl"] = (f"    double A[{name.upper()}_NC * {name.upper()}_NU], "
@@ -179,6 +195,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
         fields["rhs_source"] = template("rhs.c").substitute(fields)
         fields["constraint_api"] = f"#define {name.upper()}_NC 0   /* no run-time constraints */\n"
     fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)
+    fields["solve_source"] = template("ldl.c").substitute(fields) if solve is not None else ""
     fields["integrator_api"] = template("integrators.h").substitute(fields)
     fields["integrators_source"] = template("integrators.c").substitute(fields)
     files = {

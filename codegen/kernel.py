@@ -169,8 +169,12 @@ def build_programs(eom: EquationsOfMotion) -> dict:
       matrix A (row-major), B' (Bd) and Baumgarte's term S of A u' = B' + S:
       everything the right-hand side needs, in one CSE;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
-    - "velocity" (any run-time constraints): A and B of A u = B.
+    - "velocity" (any run-time constraints): A and B of A u = B;
+    - "solve" (a symmetric M without run-time constraints, if small enough):
+      M u' = F unrolled over M's structural nonzeros (see solve.py).
     """
+    from .solve import ldl_program   # solve.py builds on Program
+
     nu = eom.nu
     if eom.symmetric:
         mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
@@ -185,4 +189,8 @@ def build_programs(eom: EquationsOfMotion) -> dict:
             programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
         programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
     programs["eval"] = make_program(eom, groups)
+    if eom.symmetric and c is None:
+        solve = ldl_program(mass, nu)
+        if solve is not None:
+            programs["solve"] = solve
     return programs

@@ -29,6 +29,7 @@ static inline double cg_powi(double a, int n)
 
 ${linalg_source}
 ${eval_functions}
+${solve_source}
 static int ${name}_finite(double t, const double *x, const double *p, const double *r)
 {
     int i;

@@ -104,3 +104,43 @@ def test_cholesky_and_packed_matvec(lib):
     M[2, 2] = -1.0
     bad = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
     assert lib.cgt_cholesky_public(n, bad, b.copy(), inv) == 1     # not positive definite
+
+
+def test_unrolled_ldl_with_structural_zeros(lib):
+    rng = np.random.default_rng(10)
+    n = L.LDL_N
+    for trial in range(5):
+        B = rng.normal(size=(n, n))
+        M = B @ B.T + n * np.eye(n)
+        M[2, 2] += 40.0                        # room to zero the couplings below and stay SPD
+        for i, j in L.LDL_ZEROS:
+            M[i, j] = M[j, i] = 0.0
+        M += np.eye(n) * max(0.0, 1e-3 - np.linalg.eigvalsh(M).min())
+        packed = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
+        b = rng.normal(size=n)
+        sol = b.copy()
+        assert lib.cgt_ldl_public(packed, sol) == 0
+        assert np.allclose(sol, np.linalg.solve(M, b), rtol=1e-12, atol=1e-12)
+    M[4, 4] = -1.0
+    bad = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
+    assert lib.cgt_ldl_public(bad, b.copy()) == 1              # not positive definite
+    bad[0] = 0.0
+    assert lib.cgt_ldl_public(bad, b.copy()) == 1              # zero pivot: no division result escapes
+
+
+def test_ldl_program_structure():
+    import sympy as sm
+    from codegen import solve
+    dense = solve.ldl_program([sm.Symbol(f"m{k}") for k in range(10)], 4)
+    names = {str(s) for s, _ in dense.temporaries}
+    assert {"l1_0", "l3_2", "d3", "e3", "u0"} <= names
+    sparse = solve.ldl_program([sm.Symbol(f"m{i}{j}") if (i, j) not in L.LDL_ZEROS else sm.S.Zero
+                                for i in range(L.LDL_N) for j in range(i + 1)], L.LDL_N)
+    names = {str(s) for s, _ in sparse.temporaries}
+    assert "w2_1" in names                              # fill-in of a zero entry
+    assert not {"w3_0", "l3_0", "w6_0", "l6_0"} & names  # zeros that stay zero cost nothing
+    assert {i.name for i in sparse.inputs if i.array == "M"}.isdisjoint(
+        {f"a{i * (i + 1) // 2 + j}" for i, j in L.LDL_ZEROS})
+    # a structurally zero pivot, or a size beyond MAX_TERMS: the loop version is used
+    assert solve.ldl_program([sm.S.Zero, sm.Symbol("a"), sm.Symbol("b")], 2) is None
+    assert solve.ldl_program([sm.Symbol(f"m{k}") for k in range(50 * 51 // 2)], 50) is None

@@ -1,0 +1,104 @@
+"""The mass-matrix solve M u' = F as a straight-line program (LDLᵀ, unrolled).
+
+For a symmetric M of known size and known structural zeros, the factorization
+M = L D Lᵀ and the two triangular solves are written out entry by entry:
+
+    w_ij = M_ij - sum_{k<j} w_ik L_jk,   L_ij = w_ij / d_j      (j < i)
+    d_i  = M_ii - sum_{k<i} w_ik L_ik
+    y_i  = F_i - sum_{k<i} L_ik y_k,     u'_i = y_i / d_i - sum_{k>i} L_ki u'_k
+
+Why unrolled: the loop version (templates/cholesky.c) spends most of its time
+on loop control and on a serial chain through each row; straight-line code
+with no square roots measures about twice as fast at 9 to 21 unknowns. Terms
+that are structurally zero (a zero of M, and the fill-in that follows from
+it) never appear, so a branched system pays only for its nonzeros.
+
+The pivots d_i go to an output array: the caller compares each with its
+diagonal entry (templates/ldl.c), so the program itself stays branch-free.
+"""
+from __future__ import annotations
+
+import sympy as sm
+
+from .kernel import Input, Program
+
+__all__ = ["ldl_program", "MAX_TERMS"]
+
+#: above this many multiply-adds the loop version is used: the unrolled code
+#: would cost more to compile than it saves (a dense M of 34 unknowns is ~8000)
+MAX_TERMS = 8000
+
+
+def _terms(pairs):
+    # unevaluated: sympy's flattening and sorting would cost more than the rest
+    return [sm.Mul(a, b, evaluate=False) for a, b in pairs if a != 0 and b != 0]
+
+
+def _minus(base, terms):
+    """base - sum(terms), unevaluated."""
+    if not terms:
+        return base
+    neg = [sm.Mul(sm.S.NegativeOne, t, evaluate=False) for t in terms]
+    return sm.Add(*([base] if base != 0 else []), *neg, evaluate=False)
+
+
+def ldl_program(mass: list, nu: int) -> Program | None:
+    """The unrolled solve of a symmetric M given as its packed lower triangle
+    (row by row), or None when it would exceed MAX_TERMS multiply-adds.
+
+    Inputs: M (the packed entries that are not structurally zero) and F.
+    Outputs: F (overwritten by u') and D (the pivots)."""
+    zero = [sm.sympify(e) == 0 for e in mass]
+    inputs, names, temps = [], {}, []
+    a = {}
+    for i in range(nu):
+        for j in range(i + 1):
+            k = i * (i + 1) // 2 + j
+            if not zero[k]:
+                s = sm.Symbol(f"a{k}", real=True)
+                a[i, j] = s
+                names[s] = str(s)
+                inputs.append(Input(str(s), "M", k, f"M[{i}][{j}]"))
+    b = []
+    for i in range(nu):
+        s = sm.Symbol(f"b{i}", real=True)
+        names[s] = str(s)
+        inputs.append(Input(str(s), "F", i, f"F[{i}]"))
+        b.append(s)
+    count = 0
+
+    def define(label, expr):
+        nonlocal count
+        count += len(expr.args) if expr.is_Add else 1     # multiply-adds, about
+        if expr == 0 or expr.is_Symbol:
+            return expr
+        s = sm.Symbol(label, real=True)
+        names[s] = label
+        temps.append((s, expr))
+        return s
+
+    w, L, d, inv = {}, {}, [], []
+    for i in range(nu):
+        for j in range(i):
+            wij = _minus(a.get((i, j), sm.S.Zero), _terms((w[i, k], L[j, k]) for k in range(j)))
+            w[i, j] = define(f"w{i}_{j}", wij)
+            L[i, j] = (define(f"l{i}_{j}", sm.Mul(w[i, j], inv[j], evaluate=False))
+                       if w[i, j] != 0 else sm.S.Zero)
+        d.append(define(f"d{i}", _minus(a.get((i, i), sm.S.Zero),
+                                        _terms((w[i, k], L[i, k]) for k in range(i)))))
+        if d[i] == 0:
+            return None          # singular by structure: the loop version reports it
+        inv.append(define(f"e{i}", sm.Pow(d[i], -1, evaluate=False)))
+        if count > MAX_TERMS:
+            return None
+    y = []
+    for i in range(nu):
+        y.append(define(f"y{i}", _minus(b[i], _terms((L[i, k], y[k]) for k in range(i)))))
+    x = [None] * nu
+    for i in reversed(range(nu)):
+        x[i] = define(f"u{i}", _minus(sm.Mul(y[i], inv[i], evaluate=False),
+                                      _terms((L[k, i], x[k]) for k in range(i + 1, nu))))
+    if count > MAX_TERMS:
+        return None
+    return Program(inputs=inputs, names=names, temporaries=temps,
+                   outputs=[("F", x), ("D", d)])
