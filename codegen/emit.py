@@ -47,6 +47,17 @@ class _Printer(C99CodePrinter):
         # order="none": the canonical term order costs a third of the printing
         super().__init__({"full_prec": False, "order": "none"})
         self._names = names
+        self.trig = {}        # argument -> k: sin, cos of it are cg_s<k>, cg_c<k>
+
+    def _print_sin(self, expr):
+        return self._trig_name(expr, "s") or super()._print_Function(expr)
+
+    def _print_cos(self, expr):
+        return self._trig_name(expr, "c") or super()._print_Function(expr)
+
+    def _trig_name(self, expr, kind):
+        k = self.trig.get(expr.args[0])
+        return None if k is None else f"cg_{kind}{k}"
 
     def _print_Symbol(self, expr):
         name = self._names.get(expr)
@@ -105,10 +116,24 @@ def _quoted(names):
 _SIGNATURE = "double t, const double *x, const double *p, const double *r"
 
 
+def _sincos_calls(printer: _Printer, expr) -> list:
+    """One cg_sincos call for each new argument of sin or cos in expr, placed
+    before its first use (where everything the argument needs is defined)."""
+    lines = []
+    for node in sm.preorder_traversal(expr):
+        if isinstance(node, (sm.sin, sm.cos)) and node.args[0] not in printer.trig:
+            k = len(printer.trig)
+            lines.append(f"    double cg_s{k}, cg_c{k};")
+            lines.append(f"    cg_sincos({printer.doprint(node.args[0])}, &cg_s{k}, &cg_c{k});")
+            printer.trig[node.args[0]] = k
+    return lines
+
+
 def c_function(name: str, program: Program, comment: str, signature: str = _SIGNATURE) -> str:
     """A static C function that evaluates one program into its output arrays
     (inputs are all read before any output is written, so an array may be both)."""
-    c_expression = _Printer(program.names).doprint
+    printer = _Printer(program.names)
+    c_expression = printer.doprint
     read = {part.split("*")[-1].strip() for part in signature.split(",")}
     args = ", ".join(f"double *{array}" for array, _ in program.outputs if array not in read)
     lines = [f"/* {comment} */", f"static void {name}({signature}{', ' if args else ''}{args})",
@@ -120,10 +145,13 @@ def c_function(name: str, program: Program, comment: str, signature: str = _SIGN
     if program.temporaries:
         lines.append("    /* common subexpressions */")
     for sym, expr in program.temporaries:
+        lines += _sincos_calls(printer, expr)
         lines.append(f"    const double {sym} = {c_expression(expr)};")
     for array, exprs in program.outputs:
         lines.append(f"    /* {array} */")
-        lines += [f"    {array}[{i}] = {c_expression(e)};" for i, e in enumerate(exprs)]
+        for i, e in enumerate(exprs):
+            lines += _sincos_calls(printer, e)
+            lines.append(f"    {array}[{i}] = {c_expression(e)};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -194,6 +222,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
         fields["eval_extra_args"] = ""
         fields["rhs_source"] = template("rhs.c").substitute(fields)
         fields["constraint_api"] = f"#define {name.upper()}_NC 0   /* no run-time constraints */\n"
+    fields["trig_source"] = template("trig.c").template
     fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)
     fields["solve_source"] = template("ldl.c").substitute(fields) if solve is not None else ""
     fields["integrator_api"] = template("integrators.h").substitute(fields)

@@ -124,6 +124,50 @@ def _inputs_in(expr, states, out: set) -> set:
     return out
 
 
+def _pythagoras(expr, memo: dict):
+    """expr with each pair a*sin(x)**2 + a*cos(x)**2 of one sum replaced by a.
+
+    Exact and without expansion: a body's partial velocity written in a
+    rotating frame gives l**2*(sin(q)**2 + cos(q)**2) on the diagonal of M,
+    which would otherwise cost five operations per entry at run time."""
+    out = memo.get(expr)
+    if out is not None:
+        return out
+    out = expr
+    if expr.args and not expr.is_Atom:
+        args = [_pythagoras(a, memo) for a in expr.args]
+        if expr.is_Add:
+            args = _pair_squares(args)
+        if args != list(expr.args):
+            out = expr.func(*args)
+    memo[expr] = out
+    return out
+
+
+def _pair_squares(terms: list) -> list:
+    found = {}                       # (argument, rest) -> index of the sin**2 / cos**2 term
+    for k, term in enumerate(terms):
+        factors = sm.Mul.make_args(term)
+        for f in factors:
+            if f.is_Pow and f.exp == 2 and isinstance(f.base, (sm.sin, sm.cos)):
+                rest = sm.Mul(*[g for g in factors if g is not f])
+                found.setdefault((type(f.base), f.base.args[0], rest), k)
+                break
+    done, out = set(), []
+    replaced = {}
+    for (kind, x, rest), k in found.items():
+        other = found.get((sm.cos, x, rest)) if kind is sm.sin else None
+        if other is not None and k not in done and other not in done:
+            done |= {k, other}
+            replaced[k] = rest
+    for k, term in enumerate(terms):
+        if k in replaced:
+            out.append(replaced[k])
+        elif k not in done:
+            out.append(term)
+    return out
+
+
 def _stabilized(c: Constraints, u) -> Constraints:
     """c with Baumgarte's S = -2 alpha (A u - B) - beta^2 [f; 0]."""
     res = c.A * sm.Matrix(u) - c.B
@@ -134,6 +178,9 @@ def _stabilized(c: Constraints, u) -> Constraints:
 
 def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
             constraints=None):
+    memo = {}
+    M = M.applyfunc(lambda e: _pythagoras(e, memo))
+    F = F.applyfunc(lambda e: _pythagoras(e, memo))
     exprs = list(qdot) + list(M) + list(F)
     if constraints is not None:
         constraints = _stabilized(constraints, u)

@@ -35,7 +35,8 @@ static struct switch typedef union unsigned void volatile while _Bool _Complex _
 bool true false class new delete this template typename namespace operator private
 protected public virtual friend mutable explicit using try catch throw""".split())
 
-# names the generated functions use for their own arguments and helpers
+# names the generated functions use for their own arguments and helpers (and
+# every name that starts with cg_)
 _RESERVED = frozenset("t x p r dx M F qd i j k n s NULL main sin cos tan asin acos atan atan2 "
                       "sinh cosh tanh exp log log10 sqrt pow fabs floor ceil fmod isfinite "
                       "cg_sq cg_cube cg_powi".split())
@@ -101,7 +102,7 @@ def _c_names(labels: list) -> list:
         if not base or base[0].isdigit():
             base = "v_" + base
         if base in C_KEYWORDS or base in _RESERVED or keyword.iskeyword(base) \
-                or base.startswith("__") or re.match(r"_[A-Z]", base):
+                or base.startswith(("__", "cg_")) or re.match(r"_[A-Z]", base):
             base = base + "_"
         name, k = base, 2
         while name in used:

@@ -14,6 +14,7 @@ const char *const ${name}_specified_names[] = {${specified_names} 0};
 
 static inline double cg_sq(double a) { return a * a; }
 static inline double cg_cube(double a) { return a * a * a; }
+${trig_source}
 static inline double cg_powi(double a, int n)
 {
     /* a**n for an integer n by repeated squaring */

@@ -38,6 +38,7 @@ def build(folder: Path):
                                                 + template("packed.c").substitute(fields))
     (folder / "svd_rendered.c").write_text(template("svd.c").substitute(fields))
     (folder / "ldl_rendered.c").write_text(ldl_source())
+    (folder / "trig_rendered.c").write_text(template("trig.c").template)
     (folder / "linalg_harness.c").write_text(HARNESS.read_text())
     spec = dict(module="cgt_linalg", sources=["linalg_harness.c"], include_dirs=["."],
                 build_dir=".", extra_compile_args=["-O2", "-g0", "-Wall", "-Wextra", "-Werror"])
@@ -55,6 +56,7 @@ def build(folder: Path):
     lib.cgt_cholesky_public.argtypes = [i, _P, _P, _P]
     lib.cgt_matvec_public.argtypes = [i, _P, _P, _P]
     lib.cgt_ldl_public.argtypes = [_P, _P]
+    lib.cgt_sincos_public.argtypes = [i, _P, _P, _P]
     return lib
 
 

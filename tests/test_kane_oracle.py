@@ -143,3 +143,22 @@ def test_prescribed_support_motion(tmp_path):
     sdd = 1.5
     expected = (-9.81 * np.cos(0.3) + sdd * np.sin(0.3)) / 1.0     # l u' = -g cos q + s'' sin q
     assert np.isclose(mod.rhs(0.0, x, p, [sdd])[1], expected, rtol=1e-12)
+
+
+def test_pythagorean_pairs_are_summed_in_the_neutral_equations():
+    """sin(q)**2 + cos(q)**2 on M's diagonal becomes 1 (exactly), nothing else changes."""
+    from codegen.build import neutral_equations
+    from codegen.eom import _pythagoras
+    model = ex.n_pendulum_on_cart(3)
+    ga = GibbsAppellMethod(**model.kwargs)
+    eq = neutral_equations(ga, "p3")
+    raw = ga._equations_plain()[3]
+    assert any(isinstance(f, (sm.sin, sm.cos)) for f in raw[1, 1].atoms(sm.Function))
+    for i in range(1, eq.nu):                       # each link's diagonal entry: masses and lengths
+        assert not eq.M[i, i].atoms(sm.Function) and eq.M[i, i].free_symbols <= set(eq.constants)
+    assert sm.simplify(sm.Matrix(eq.M) - raw) == sm.zeros(eq.nu, eq.nu)
+    a, b, x, y = sm.symbols("a b x y")
+    assert _pythagoras(a * sm.sin(x)**2 + a * sm.cos(x)**2 + b, {}) == a + b
+    for unchanged in (a * sm.sin(x)**2 + b * sm.cos(x)**2, sm.sin(x)**2 + sm.cos(y)**2,
+                      a * sm.sin(x) + a * sm.cos(x)):
+        assert _pythagoras(unchanged, {}) == unchanged

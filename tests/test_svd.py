@@ -144,3 +144,24 @@ def test_ldl_program_structure():
     # a structurally zero pivot, or a size beyond MAX_TERMS: the loop version is used
     assert solve.ldl_program([sm.S.Zero, sm.Symbol("a"), sm.Symbol("b")], 2) is None
     assert solve.ldl_program([sm.Symbol(f"m{k}") for k in range(50 * 51 // 2)], 50) is None
+
+
+def test_sincos_within_two_ulp_of_libm(lib):
+    """templates/trig.c against NumPy's sin and cos (1 ulp of the true values)."""
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(-1e-3, 1e-3, 20000), rng.uniform(-7, 7, 200000),
+                        rng.uniform(-1e3, 1e3, 100000), rng.uniform(-1e6, 1e6, 100000),
+                        np.arange(-64, 65) * np.pi / 4, [0.0, 1e-300, 5e-324]])
+    s, c = np.empty_like(x), np.empty_like(x)
+    lib.cgt_sincos_public(len(x), x, s, c)
+    for ours, ref in ((s, np.sin(x)), (c, np.cos(x))):
+        err = np.abs(ours - ref)
+        away = np.abs(ref) > 1e-3            # near a zero of the function: absolute error
+        assert (err[away] / np.spacing(np.abs(ref[away]))).max() <= 2.0
+        assert err.max() <= 2 * np.spacing(0.5)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 2e6, -3e9, 1e300])
+    s, c = np.empty_like(special), np.empty_like(special)
+    lib.cgt_sincos_public(len(special), special, s, c)
+    assert np.isnan(s[:3]).all() and np.isnan(c[:3]).all()
+    assert s[3] == 0.0 and np.signbit(s[3]) and c[3] == 1.0
+    assert np.array_equal(s[4:], np.sin(special[4:])) and np.array_equal(c[4:], np.cos(special[4:]))
