@@ -42,20 +42,58 @@ from .errors import BuildError
 from .kernel import build_programs, c_identifier_error
 from .runtime import CompiledModel
 
-__all__ = ["generate", "load", "DEFAULT_FLAGS", "equations_key", "neutral_equations",
-           "compile_library"]
+__all__ = ["generate", "load", "PORTABLE_FLAGS", "host_flags", "equations_key",
+           "neutral_equations", "compile_library"]
 
-#: -O2: see the README for the -O1/-O2/-O3 measurements. -fno-math-errno lets
-#: sqrt compile to one instruction, -g0 drops the debug info Python's own CFLAGS ask
+#: -O2: see the README for the flag measurements. -fno-math-errno lets sqrt
+#: compile to one instruction, -g0 drops the debug info Python's own CFLAGS ask
 #: for (it doubles compile time); no -ffast-math, which would break the
-#: isfinite checks of the generated code.
-DEFAULT_FLAGS = ("-O2", "-g0", "-fno-math-errno")
+#: isfinite checks of the generated code. These are the flags of code meant
+#: for other machines (an FMU's binary).
+PORTABLE_FLAGS = ("-O2", "-g0", "-fno-math-errno")
+
+
+@lru_cache(maxsize=None)
+def _compiler() -> str:
+    return (sysconfig.get_config_var("CC") or "cc").split()[0]
+
+
+@lru_cache(maxsize=None)
+def host_flags() -> tuple:
+    """PORTABLE_FLAGS plus -march=native where the compiler takes it, for a
+    module built for, and loaded on, this machine: FMA and the vector units of
+    this CPU take 15-20 % off the pendulum's RHS (see the README). Opt-in
+    (``generate(..., flags=host_flags())``): contracted multiply-adds change
+    the last bits, which decides the branch a mechanism takes through a
+    singular configuration (tests/test_constraints.py shows one that then
+    fails under solve_ivp). The cache key carries this CPU's identity."""
+    try:
+        out = subprocess.run([_compiler(), "-march=native", "-x", "c", "-c", "-o", os.devnull, "-"],
+                             input="int codegen_probe;\n", capture_output=True, text=True,
+                             timeout=60)
+        native = out.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        native = False
+    return PORTABLE_FLAGS + (("-march=native",) if native else ())
+
+
+@lru_cache(maxsize=None)
+def _host_cpu() -> str:
+    """What -march=native compiles for: the CPU's model and feature flags."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        fields = [line.split(":", 1)[1].strip() for line in text.splitlines()
+                  if line.startswith(("model name", "flags"))][:2]
+        return hashlib.sha256(" ".join(fields).encode()).hexdigest()[:16]
+    except OSError:
+        import platform
+        return f"{platform.machine()} {platform.processor()}"
 
 
 @lru_cache(maxsize=None)
 def _toolchain() -> str:
     import Cython
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    cc = _compiler()
     try:
         out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
         cc_version = out.stdout.splitlines()[0] if out.stdout else cc
@@ -93,7 +131,8 @@ def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
     seconds, this walk a fraction of that).
     """
     h = hashlib.sha256()
-    for part in (name, _toolchain(), " ".join(flags), repr(eom.state_names),
+    host = _host_cpu() if any(f.startswith(("-march=native", "-mtune=native")) for f in flags) else ""
+    for part in (name, _toolchain(), " ".join(flags), host, repr(eom.state_names),
                  repr(eom.constant_names), repr(eom.specified_names), str(eom.symmetric)):
         h.update(part.encode())
         h.update(b"\0")
@@ -223,7 +262,7 @@ def neutral_equations(eom, name: str, constants=None, specifieds=None) -> Equati
 
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
-             flags=DEFAULT_FLAGS, force: bool = False, rank_rtol: float = 1e-9) -> CompiledModel:
+             flags=None, force: bool = False, rank_rtol: float = 1e-9) -> CompiledModel:
     """Generate, compile and import the dynamics of a formed model.
 
     Parameters
@@ -238,8 +277,9 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         (and their derivatives, named ``<f>_d``), sorted by name.
     output_dir : path
         Parent folder; the model goes to ``output_dir/name/``.
-    flags : sequence of str
-        C compiler flags (part of the cache key).
+    flags : sequence of str, optional
+        C compiler flags (part of the cache key). Default: ``PORTABLE_FLAGS``;
+        ``host_flags()`` adds ``-march=native`` where the compiler takes it.
     force : bool
         Rebuild even if the cache has this model.
     rank_rtol : float
@@ -252,7 +292,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         With ``rhs``, ``mass_matrix``, ``forcing``, ``states``, ``constants``,
         ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
     """
-    flags = tuple(flags)
+    flags = PORTABLE_FLAGS if flags is None else tuple(flags)
     t0 = time.perf_counter()
     eq = neutral_equations(eom, name, constants, specifieds)
     target = _prepare_dir(output_dir, name)

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 from . import __version__
-from .build import (DEFAULT_FLAGS, _atomic_write, _prepare_dir, compile_library,
+from .build import (PORTABLE_FLAGS, _atomic_write, _prepare_dir, compile_library,
                     equations_key, neutral_equations)
 from .emit import TEMPLATE_DIR, emit, template
 from .kernel import build_programs
@@ -115,7 +115,7 @@ def _start_values(eq, start_values):
 
 
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
-               start_values=None, rank_rtol: float = 1e-9, flags=DEFAULT_FLAGS) -> Path:
+               start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 Model Exchange FMU, and return its path.
 
     Variables: the states (with their derivatives ``der(<state>)``), the

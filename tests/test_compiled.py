@@ -194,3 +194,18 @@ def test_unrolled_and_loop_solves_agree(outdir, monkeypatch):
             x = rng.uniform(-1, 1, len(unrolled.states)) + 0.5
             assert np.allclose(unrolled.rhs(0.0, x, p, r), loop.rhs(0.0, x, p, r),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_host_tuned_flags(outdir):
+    """host_flags() (opt-in -march=native) builds a separate, equivalent module."""
+    from codegen.build import PORTABLE_FLAGS, host_flags
+    model = ex.n_pendulum_on_cart(3)
+    ga = GibbsAppellMethod(**model.kwargs)
+    portable = generate(ga, "pendulum3_flags", output_dir=outdir)
+    tuned = generate(ga, "pendulum3_flags", output_dir=outdir, flags=host_flags())
+    assert portable.manifest["flags"] == list(PORTABLE_FLAGS)
+    assert tuned.manifest["flags"] == list(host_flags()) and tuned.key != portable.key
+    p = np.array([model.parameter_values[c] for c in portable.constants])
+    x = np.linspace(-0.7, 0.9, len(portable.states))
+    assert np.allclose(tuned.rhs(0.0, x, p, [0.2]), portable.rhs(0.0, x, p, [0.2]),
+                       rtol=1e-12, atol=1e-12)

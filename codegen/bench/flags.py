@@ -1,4 +1,4 @@
-"""Compile time and RHS time of the generated C under -O1, -O2, -O3.
+"""Compile time and RHS time of the generated C under -O1, -O2, -O3, -O2 -march=native.
 
     python -m codegen.bench.flags [--n 8 20]
 
@@ -21,7 +21,8 @@ from codegen.examples import n_pendulum_on_cart
 
 FLAG_SETS = {"-O1": ("-O1", "-g0", "-fno-math-errno"),
              "-O2": ("-O2", "-g0", "-fno-math-errno"),
-             "-O3": ("-O3", "-g0", "-fno-math-errno")}
+             "-O3": ("-O3", "-g0", "-fno-math-errno"),
+             "-O2 -march=native": ("-O2", "-g0", "-fno-math-errno", "-march=native")}
 
 
 def main(argv=None) -> int:
