@@ -9,6 +9,6 @@ int ${name}_rhs(double t, const double *x, const double *p, const double *r, dou
     ${name}_eval(t, x, p, r, dx, M, F);
     if (${solve_call}) return ${NAME}_ERR_MASS;
     for (i = 0; i < ${NAME}_NU; i++) dx[${NAME}_NQ + i] = F[i];
-    for (i = 0; i < ${NAME}_NX; i++) if (!isfinite(dx[i])) return ${NAME}_ERR_OUTPUT;
+    if (!${name}_all_finite(dx, ${NAME}_NX)) return ${NAME}_ERR_OUTPUT;
     return ${NAME}_OK;
 }
