@@ -269,6 +269,7 @@ class GibbsAppellMethod(KanesMethod):
             self._body_terms.append(terms)
             self._accumulate(terms, mm, res)
         Q = self._generalized_forces(fm)
+        self._fm = fm
         upper = {(j, k): self._collected_scalar(mm[j][k]) for j in range(p) for k in range(j, p)}
         Mp = sm.Matrix(p, p, lambda j, k: upper[min(j, k), max(j, k)])
         Fp = sm.Matrix([Q[j] - self._collected_vector(res[j]) for j in range(p)])
@@ -414,6 +415,45 @@ class GibbsAppellMethod(KanesMethod):
                 if any(c != 0 for c in mo.partials[j]):
                     Q[j].setdefault(tuple(mo.partials[j]), []).append(comps)
         return [self._collected_vector(cell) for cell in Q]
+
+    def _tree_plain(self):
+        """The bodies as a tree for the O(n) solve (codegen.recursive), or None.
+
+        Each body's partial velocities, spatial inertia and inertial bias
+        wrench in Newtonian components, at its mass centre (a particle: its
+        point); None if a mass centre has no velocity or position the
+        kinematics can reach, or if the bodies do not form a tree."""
+        from .recursive import tree_of
+        if self._constraints is not None:
+            return None
+        kin, N, fm = self._kin, self._inertial, self._fm
+        p = len(kin.us)
+        origin = self._bodylist[0].masscenter
+        data = []
+        try:
+            for body in self._bodylist:
+                P = body.masscenter
+                v = fm.point_motion(P, N)
+                r = [kin.to_plain(c, f"position of {P}") for c in _components(P.pos_from(origin), N)]
+                m = body.mass
+                G = [[sm.S.Zero] * p for _ in range(3)] + [[v.partials[j][i] for j in range(p)]
+                                                           for i in range(3)]
+                W = [[sm.S.Zero] * 6 for _ in range(6)]
+                for i in range(3, 6):
+                    W[i][i] = m
+                h = [sm.S.Zero] * 3 + [m * c for c in v.rate0]
+                if isinstance(body, RigidBody):
+                    w = fm.frame_motion(body.frame, N)
+                    I = [[kin.to_plain(c, f"inertia of {body}") for c in row]
+                         for row in body.central_inertia.to_matrix(N).tolist()]
+                    for i in range(3):
+                        G[i] = [w.partials[j][i] for j in range(p)]
+                        W[i][:3] = I[i]
+                    h[:3] = _add(_matvec(I, w.rate0), _cross(w.value, _matvec(I, w.value)))
+                data.append((G, W, h, r))
+        except ValueError:
+            return None
+        return tree_of(data, list(self._plain["Q"]), p)
 
     def _gibbs_appell_plain(self):
         """S on plain symbols, summed over bodies (4.292), u'-free terms kept."""

@@ -102,7 +102,8 @@ def _toolchain() -> str:
     # the templates and the modules that write C are part of the generated code:
     # a change to either is a new key
     here = Path(__file__).resolve().parent
-    writers = [here / m for m in ("kernel.py", "solve.py", "emit.py")]
+    writers = [here / m for m in ("appell.py", "eom.py", "kernel.py", "recursive.py", "solve.py",
+                                  "emit.py")]
     templates = hashlib.sha256()
     for path in sorted(TEMPLATE_DIR.iterdir()) + writers:
         if path.suffix in (".c", ".h", ".py"):

@@ -172,14 +172,20 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     if "velocity" in programs:
         functions.append(c_function(f"{name}_eval_velocity", programs["velocity"],
                                    "A and B of the constraints A u = B"))
+    tree = programs.get("tree")
+    if tree is not None:
+        functions.append(c_function(f"{name}_tree", tree,
+                                    "q' into qd and u' into ud by the articulated-body recursion "
+                                    "(codegen.recursive), the pivots into D"))
     solve = programs.get("solve")
     if solve is not None:
         functions.append(c_function(f"{name}_ldl", solve,
                                    "M u' = F by L D L^T, unrolled over M's structural nonzeros: "
                                    "u' into F, the pivots into D", "const double *M, double *F"))
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
-    ops = sum(p.operation_count for k, p in programs.items() if k != "solve")
-    solver = ("unrolled LDL^T of the symmetric positive definite M" if solve is not None
+    ops = sum(p.operation_count for k, p in programs.items() if k not in ("solve", "tree"))
+    solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree is not None
+              else "unrolled LDL^T of the symmetric positive definite M" if solve is not None
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
               else "LU with partial pivoting")
     if c:
@@ -207,7 +213,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     # lu.c serves the Rosenbrock integrator (and a non-symmetric mass matrix)
     linalg = [template("lu.c")]
     if eom.symmetric:
-        linalg += [template("packed.c")] + ([] if solve is not None else [template("cholesky.c")])
+        linalg += [template("packed.c")] + ([] if solve or tree else [template("cholesky.c")])
     else:
         linalg.append(template("mass_full.c"))
     if c:
@@ -220,7 +226,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     else:
         fields["eval_extra_decl"] = ""
         fields["eval_extra_args"] = ""
-        fields["rhs_source"] = template("rhs.c").substitute(fields)
+        fields["rhs_source"] = template("rhs_tree.c" if tree else "rhs.c").substitute(fields)
         fields["constraint_api"] = f"#define {name.upper()}_NC 0   /* no run-time constraints */\n"
     fields["trig_source"] = template("trig.c").template
     fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)

@@ -76,6 +76,7 @@ class EquationsOfMotion:
     origin: str = ""
     t: sm.Symbol = field(default=t)
     constraints: Constraints = None      # run-time constraints, if any
+    tree: object = None                  # recursive.Tree: bodies as a tree, for the O(n) solve
 
     @property
     def nq(self):
@@ -268,5 +269,8 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     names = qnames + unames
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
-    return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-                   constraints)
+    eq = _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
+                 constraints)
+    if hasattr(method, "_tree_plain"):
+        eq.tree = method._tree_plain()
+    return eq

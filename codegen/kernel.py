@@ -171,6 +171,8 @@ def build_programs(eom: EquationsOfMotion) -> dict:
       everything the right-hand side needs, in one CSE;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
     - "velocity" (any run-time constraints): A and B of A u = B;
+    - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
+      the articulated-body recursion (see recursive.py); otherwise
     - "solve" (a symmetric M without run-time constraints, if small enough):
       M u' = F unrolled over M's structural nonzeros (see solve.py).
     """
@@ -190,7 +192,10 @@ def build_programs(eom: EquationsOfMotion) -> dict:
             programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
         programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
     programs["eval"] = make_program(eom, groups)
-    if eom.symmetric and c is None:
+    if eom.tree is not None and c is None:
+        from .recursive import tree_program
+        programs["tree"] = tree_program(eom)
+    elif eom.symmetric and c is None:
         solve = ldl_program(mass, nu)
         if solve is not None:
             programs["solve"] = solve

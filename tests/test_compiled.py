@@ -173,27 +173,35 @@ def test_kane_input_and_lu_path(outdir):
     assert np.allclose(ours, theirs[:5], rtol=1e-12)
 
 
-def test_unrolled_and_loop_solves_agree(outdir, monkeypatch):
-    """The unrolled LDL^T (default) and the loop Cholesky (above solve.MAX_TERMS)
-    give the same accelerations, on a dense M and on one with structural zeros."""
-    from codegen import solve
+def test_tree_unrolled_and_loop_solves_agree(outdir, monkeypatch):
+    """The three solves give the same accelerations: the articulated-body recursion
+    (a tree of bodies, the default there), the unrolled LDL^T (the default for
+    other symmetric M) and the loop Cholesky (above solve.MAX_TERMS), on a chain
+    and on an M with structural zeros that is no tree."""
+    from codegen import equations_of, solve
     rng = np.random.default_rng(4)
-    for name, make in [("pendulum5", lambda: ex.n_pendulum_on_cart(5)),
-                       ("disk_contact", ex.rolling_disk_contact)]:
+    for name, make, tree in [("pendulum5", lambda: ex.n_pendulum_on_cart(5), True),
+                             ("disk_contact", ex.rolling_disk_contact, False)]:
         model = make()
         ga = GibbsAppellMethod(**model.kwargs)
-        unrolled = generate(ga, f"{name}_unrolled", output_dir=outdir)
+        default = generate(ga, f"{name}_default", output_dir=outdir)
+        eq = equations_of(ga)
+        assert (eq.tree is not None) == tree
+        eq.tree = None
+        unrolled = generate(eq, f"{name}_unrolled", output_dir=outdir)
         with monkeypatch.context() as m:
             m.setattr(solve, "MAX_TERMS", 0)
-            loop = generate(ga, f"{name}_loop", output_dir=outdir)
+            loop = generate(eq, f"{name}_loop", output_dir=outdir)
+        assert default.manifest["solver"].startswith("articulated-body" if tree else "unrolled LDL^T")
         assert unrolled.manifest["solver"].startswith("unrolled LDL^T")
         assert loop.manifest["solver"].startswith("Cholesky")
-        p = np.array([model.parameter_values[c] for c in unrolled.constants])
-        r = np.full(len(unrolled.specifieds), 0.3)
+        p = np.array([model.parameter_values[c] for c in default.constants])
+        r = np.full(len(default.specifieds), 0.3)
         for _ in range(5):
-            x = rng.uniform(-1, 1, len(unrolled.states)) + 0.5
-            assert np.allclose(unrolled.rhs(0.0, x, p, r), loop.rhs(0.0, x, p, r),
-                               rtol=1e-12, atol=1e-12)
+            x = rng.uniform(-1, 1, len(default.states)) + 0.5
+            ref = loop.rhs(0.0, x, p, r)
+            for mod in (default, unrolled):
+                assert np.allclose(mod.rhs(0.0, x, p, r), ref, rtol=1e-12, atol=1e-12)
 
 
 def test_host_tuned_flags(outdir):

@@ -1,6 +1,6 @@
 """Whole simulations: RK4 in C against MuJoCo's rollout, DOPRI5 in C against solve_ivp.
 
-    python -m codegen.bench.simulate [--n 1 4 8 12] [--steps 20000]
+    python -m codegen.bench.simulate [--n 1 4 8 12] [--steps 20000] [--native]
 
 Model: the n-link pendulum on a cart (codegen.examples.n_pendulum_on_cart),
 built for MuJoCo as a slide joint and n hinges with point masses at the link
@@ -16,7 +16,11 @@ off. Each run:
   ``simulate(method='dopri5')`` against ``scipy.integrate.solve_ivp(RK45)``
   calling the compiled ``rhs``; states at 1 s compared (1e-5, different
   error controllers).
-Times: best of 3.
+Times: the machine is shared, so ours and the peer run in alternation,
+7 rounds each (3 for the adaptive runs) after a warm-up, and the medians
+are compared. solve_ivp gets p and r as NumPy arrays (a list would cost a
+conversion per call). ``--native`` builds ours with ``host_flags()``
+(-march=native) instead of the portable default.
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ import time
 import numpy as np
 
 from codegen import GibbsAppellMethod, generate
+from codegen.build import PORTABLE_FLAGS, host_flags
 from codegen.examples import n_pendulum_on_cart
 
 
@@ -46,31 +51,33 @@ def mjcf(n, vals, dt):
             f'<actuator><motor joint="slide" gear="1"/></actuator></mujoco>')
 
 
-def best(f, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
+def alternate(a, b, rounds=7):
+    """Median times and the results of a and b, timed in alternation after a warm-up."""
+    a(), b()
+    times, results = ([], []), [None, None]
+    for _ in range(rounds):
+        for k, f in enumerate((a, b)):
+            t0 = time.perf_counter()
+            results[k] = f()
+            times[k].append(time.perf_counter() - t0)
+    return float(np.median(times[0])), results[0], float(np.median(times[1])), results[1]
 
 
-def run(n, steps, dt=1e-3):
+def run(n, steps, dt=1e-3, flags=None):
     import mujoco
     from mujoco import rollout
     from scipy.integrate import solve_ivp
 
     model = n_pendulum_on_cart(n)
-    mod = generate(GibbsAppellMethod(**model.kwargs), f"simbench{n}", output_dir=tempfile.mkdtemp())
+    mod = generate(GibbsAppellMethod(**model.kwargs), f"simbench{n}", output_dir=tempfile.mkdtemp(),
+                   flags=flags)
     vals = model.parameter_values
     p = np.array([vals[c] for c in mod.constants])
     rng = np.random.default_rng(n)
     x0 = np.concatenate([[0.0], 0.3 * rng.uniform(-1, 1, n), [0.1], rng.uniform(-1, 1, n)])
     force = 0.3
     T = steps * dt
-    t_ours, res = best(lambda: mod.simulate((0, T), x0, p, [force], method="rk4", dt=dt,
-                                            t_eval=[T]))
-    assert res.success and res.nsteps == steps
+    r = np.array([force])
 
     m = mujoco.MjModel.from_xml_string(mjcf(n, vals, dt))
     d = mujoco.MjData(m)
@@ -80,7 +87,10 @@ def run(n, steps, dt=1e-3):
     state0 = np.empty(mujoco.mj_stateSize(m, spec))
     mujoco.mj_getState(m, d, state0, spec)
     control = np.full((1, steps, 1), force)
-    t_mj, _ = best(lambda: rollout.rollout(m, d, state0[None], control))
+    t_ours, res, t_mj, _ = alternate(
+        lambda: mod.simulate((0, T), x0, p, r, method="rk4", dt=dt, t_eval=[T]),
+        lambda: rollout.rollout(m, d, state0[None], control))
+    assert res.success and res.nsteps == steps
     # equal work: the first 50 steps agree (the pendulum is chaotic over the whole run,
     # and MuJoCo's bodies carry a rotational inertia of 1e-12)
     check = 50
@@ -88,16 +98,16 @@ def run(n, steps, dt=1e-3):
     final = states[0, -1]
     qpos, qvel = final[1:1 + m.nq], final[1 + m.nq:1 + m.nq + m.nv]
     mj_x = np.concatenate([[qpos[0]], np.cumsum(qpos[1:]), [qvel[0]], np.cumsum(qvel[1:])])
-    ours_x = mod.simulate((0, check * dt), x0, p, [force], method="rk4", dt=dt,
+    ours_x = mod.simulate((0, check * dt), x0, p, r, method="rk4", dt=dt,
                           t_eval=[check * dt]).x[-1]
     agree = np.allclose(mj_x, ours_x, rtol=1e-6, atol=1e-6)
 
-    t_dp, dp = best(lambda: mod.simulate((0, 10), x0, p, [force], rtol=1e-8, atol=1e-8,
-                                         t_eval=[10.0]))
-    t_ivp, ivp = best(lambda: solve_ivp(mod.rhs, (0, 10), x0, args=(p, [force]), method="RK45",
-                                        rtol=1e-8, atol=1e-8), repeat=1)
-    short = mod.simulate((0, 1), x0, p, [force], rtol=1e-8, atol=1e-8, t_eval=[1.0]).x[-1]
-    short_ivp = solve_ivp(mod.rhs, (0, 1), x0, args=(p, [force]), method="RK45", rtol=1e-8,
+    t_dp, dp, t_ivp, ivp = alternate(
+        lambda: mod.simulate((0, 10), x0, p, r, rtol=1e-8, atol=1e-8, t_eval=[10.0]),
+        lambda: solve_ivp(mod.rhs, (0, 10), x0, args=(p, r), method="RK45", rtol=1e-8, atol=1e-8),
+        rounds=3)
+    short = mod.simulate((0, 1), x0, p, r, rtol=1e-8, atol=1e-8, t_eval=[1.0]).x[-1]
+    short_ivp = solve_ivp(mod.rhs, (0, 1), x0, args=(p, r), method="RK45", rtol=1e-8,
                           atol=1e-8).y[:, -1]
     agree_ivp = np.allclose(short, short_ivp, rtol=1e-5, atol=1e-5)
     return dict(n=n, ours=steps / t_ours, mujoco=steps / t_mj, agree=agree,
@@ -109,8 +119,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1, 4, 8, 12])
     ap.add_argument("--steps", type=int, default=20000)
+    ap.add_argument("--native", action="store_true", help="build ours with host_flags()")
     args = ap.parse_args(argv)
-    rows = [run(n, args.steps) for n in args.n]
+    flags = host_flags() if args.native else None
+    rows = [run(n, args.steps, flags=flags) for n in args.n]
+    print(f"ours built with: {' '.join(flags or PORTABLE_FLAGS)}\n")
     print(f"RK4, dt = 1 ms, {args.steps} steps: steps per second (ratio = ours / MuJoCo)\n")
     print("| n | ours (C loop) | MuJoCo rollout | ratio | max state difference |")
     print("|---|---|---|---|---|")
