@@ -183,6 +183,13 @@ class GibbsAppellMethod(KanesMethod):
     explicit_kinematics : bool
         As in KanesMethod: whether ``mass_matrix_full`` carries the identity
         (q' solved) or the coefficients of q' in ``kd_eqs``.
+    recursive : bool or None
+        For the generated code: solve M u' = F by the O(n) articulated-body
+        recursion (codegen.recursive) when the bodies form a tree. None (the
+        default) tries it for systems of particles, True for rigid bodies too
+        (formulated in Newtonian components, which costs generation time and,
+        measured on 3-D chains of rigid bodies, is not yet faster than the
+        dense solve), False never.
 
     The equations are formed on construction. Afterwards, with KanesMethod's
     names and conventions, ``mass_matrix`` M and ``forcing`` F satisfy
@@ -210,7 +217,10 @@ class GibbsAppellMethod(KanesMethod):
                  configuration_constraints=(), u_dependent=(),
                  velocity_constraints=(), acceleration_constraints=None,
                  u_auxiliary=(), bodies=(), forcelist=(), explicit_kinematics=True,
-                 kd_eqs_solver='LU', constraint_solver='LU'):
+                 kd_eqs_solver='LU', constraint_solver='LU', recursive=None):
+        if recursive not in (None, True, False):
+            raise TypeError(f"recursive must be None, True or False, got {recursive!r}")
+        self._recursive = recursive
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"frame must be a ReferenceFrame, got {frame!r}")
         if as_list(u_auxiliary, 'u_auxiliary'):
@@ -424,7 +434,9 @@ class GibbsAppellMethod(KanesMethod):
         point); None if a mass centre has no velocity or position the
         kinematics can reach, or if the bodies do not form a tree."""
         from .recursive import tree_of
-        if self._constraints is not None:
+        rigid = any(isinstance(b, RigidBody) for b in self._bodylist)
+        if self._constraints is not None or self._recursive is False \
+                or (rigid and not self._recursive):
             return None
         kin, N, fm = self._kin, self._inertial, self._fm
         p = len(kin.us)

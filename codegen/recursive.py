@@ -43,11 +43,11 @@ __all__ = ["TreeNode", "Tree", "tree_of", "tree_program"]
 
 @dataclass
 class TreeNode:
-    speed: int          # the speed this body's joint owns
+    speeds: list        # the speeds this body's joint owns (one or more)
     parent: int         # index of the parent node, -1 for a root
     rows: list          # spatial rows (0-2 angular, 3-5 linear) the body can move in
-    s: list             # Γ_b[rows, speed]
-    X: list             # len(rows) x len(parent rows): A_b = X A_parent + s u'_speed
+    s: list             # Γ_b[rows, speeds]: len(rows) x len(speeds)
+    X: list             # len(rows) x len(parent rows): A_b = X A_parent + s u'_speeds
     W: list             # len(rows) x len(rows) spatial inertia
     h: list             # len(rows) inertial bias wrench
 
@@ -100,28 +100,27 @@ def tree_of(bodies: list, Q: list, nspeeds: int) -> Tree | None:
         if nz[k] in by_set:
             return None                     # two bodies with the same speeds: not one joint each
         by_set[nz[k]] = k
-    owner, parent = {}, {}
+    owned, parent = {}, {}
     for k in live:
-        if len(nz[k]) == 1:
+        below = [c for c in live if nz[c] < nz[k]]
+        if not below:
             parent[k] = -1
-            (own,) = nz[k]
         else:
-            cands = [by_set[nz[k] - {j}] for j in nz[k] if nz[k] - {j} in by_set]
-            if len(cands) != 1:
-                return None
-            parent[k] = cands[0]
-            (own,) = nz[k] - nz[cands[0]]
-        if own in owner:
-            return None
-        owner[own] = k
-    if len(owner) != nspeeds:
+            pk = max(below, key=lambda c: len(nz[c]))
+            if any(not nz[c] <= nz[pk] for c in below):
+                return None                 # depends on two branches: not a tree
+            parent[k] = pk
+        owned[k] = sorted(nz[k] - (nz[parent[k]] if parent[k] != -1 else frozenset()))
+    if sorted(j for k in live for j in owned[k]) != list(range(nspeeds)):
         return None                         # a speed no body owns (e.g. a massless link)
+    if len(live) < 2:
+        return None                         # one body: the dense solve is the same work
     rows = {k: [i for i in range(6) if any(bodies[k][0][i][j] != 0 for j in range(nspeeds))]
             for k in live}
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
         G, W, h, r = bodies[k]
-        own = next(j for j, o in owner.items() if o == k)
+        own = owned[k]
         pk = parent[k]
         if pk == -1:
             X = []
@@ -136,11 +135,37 @@ def tree_of(bodies: list, Q: list, nspeeds: int) -> Tree | None:
                 return None
             X = [[Xf[i, c] for c in rows[pk]] for i in rows[k]]
         index[k] = len(nodes)
-        nodes.append(TreeNode(speed=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
-                              s=[G[i][own] for i in rows[k]], X=X,
+        nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
+                              s=[[G[i][j] for j in own] for i in rows[k]], X=X,
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
                               h=[h[i] for i in rows[k]]))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _factor(Dm, define, tag):
+    """L D Lᵀ of a small symmetric matrix: its pivots, and a solve v -> Dm^-1 v
+    (whose results are defined as temporaries named after the given label)."""
+    k = Dm.rows
+    L, d, inv = {}, [], []
+    for i in range(k):
+        for j in range(i):
+            w = Dm[i, j] - sum((L[i, t] * d[t] * L[j, t] for t in range(j)), sm.S.Zero)
+            L[i, j] = define(f"L{tag}_{i}_{j}", w * inv[j])
+        d.append(define(f"D{tag}_{i}", Dm[i, i] - sum((L[i, t]**2 * d[t] for t in range(i)),
+                                                      sm.S.Zero)))
+        inv.append(define(f"e{tag}_{i}", 1 / d[i]))
+
+    def solve(v, label):
+        y = []
+        for i in range(k):
+            y.append(define(f"{label}_y{i}", v[i] - sum((L[i, t] * y[t] for t in range(i)),
+                                                        sm.S.Zero)))
+        x = [None] * k
+        for i in reversed(range(k)):
+            x[i] = define(f"{label}_{i}", y[i] * inv[i]
+                          - sum((L[t, i] * x[t] for t in range(i + 1, k)), sm.S.Zero))
+        return x
+    return d, solve
 
 
 def tree_program(eom) -> Program:
@@ -152,7 +177,8 @@ def tree_program(eom) -> Program:
     tree = eom.tree
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
-        for name, values in (("s", nd.s), ("h", nd.h), ("X", [e for row in nd.X for e in row]),
+        for name, values in (("s", [e for row in nd.s for e in row]), ("h", nd.h),
+                             ("X", [e for row in nd.X for e in row]),
                              ("W", [e for row in nd.W for e in row])):
             for i, e in enumerate(values):
                 if not sm.sympify(e).is_number:
@@ -186,14 +212,15 @@ def tree_program(eom) -> Program:
 
     nodes = tree.nodes
     n = len(nodes)
-    s = [get(k, "s", nd.s) for k, nd in enumerate(nodes)]
+    S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
+         for k, nd in enumerate(nodes)]
     h = [get(k, "h", nd.h) for k, nd in enumerate(nodes)]
     X = [sm.Matrix(len(nd.rows), len(nodes[nd.parent].rows) if nd.parent >= 0 else 0,
                    get(k, "X", [e for row in nd.X for e in row])) for k, nd in enumerate(nodes)]
     Iacc = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
             for k, nd in enumerate(nodes)]
     pacc = [sm.Matrix(h[k]) for k in range(n)]
-    U, e, rho = [None] * n, [None] * n, [None] * n
+    Y, z = [None] * n, [None] * n
     D = [None] * len(Q)
     has_children = {nd.parent for nd in nodes}
     for k in reversed(range(n)):               # tips inward
@@ -201,27 +228,31 @@ def tree_program(eom) -> Program:
         upper = {(i, c): define(f"I{k}_{i}_{c}", Iacc[k][i, c]) for i in range(m) for c in range(i, m)}
         Ik = sm.Matrix(m, m, lambda i, c: upper[min(i, c), max(i, c)])
         pk = sm.Matrix([define(f"p{k}_{i}", pacc[k][i]) for i in range(m)])
-        sk = sm.Matrix(s[k])
-        U[k] = sm.Matrix([define(f"U{k}_{i}", v) for i, v in enumerate(Ik * sk)])
-        Dk = define(f"D{k}", (sk.T * U[k])[0])
-        D[nd.speed] = Dk
-        e[k] = define(f"e{k}", 1 / Dk)
-        rho[k] = define(f"r{k}", Q[nd.speed] - (sk.T * pk)[0])
+        U = sm.Matrix(m, len(nd.speeds), [define(f"U{k}_{i}_{a}", v) for (i, a), v in
+                                          zip([(i, a) for i in range(m) for a in range(len(nd.speeds))],
+                                              Ik * S[k])])
+        pivots, solve = _factor(S[k].T * U, define, str(k))
+        for j, d in zip(nd.speeds, pivots):
+            D[j] = d
+        rho = [Q[j] - v for j, v in zip(nd.speeds, S[k].T * pk)]
+        z[k] = sm.Matrix(solve(rho, f"z{k}"))                               # D^-1 rho
+        Y[k] = sm.Matrix.hstack(*[sm.Matrix(solve(list(U.row(i)), f"Y{k}_{i}"))
+                                  for i in range(m)])                       # D^-1 U^T
         if nd.parent >= 0:
-            Ue = U[k] * e[k]
-            It = Ik - Ue * U[k].T
-            pt = pk + Ue * rho[k]
-            Xk = X[k]
-            Iacc[nd.parent] += Xk.T * It * Xk
-            pacc[nd.parent] += Xk.T * pt
+            It = Ik - U * Y[k]
+            pt = pk + U * z[k]
+            Iacc[nd.parent] += X[k].T * It * X[k]
+            pacc[nd.parent] += X[k].T * pt
     A = [None] * n
     ud = [None] * len(Q)
     for k in range(n):                         # root outward
         nd = nodes[k]
         XA = X[k] * A[nd.parent] if nd.parent >= 0 else sm.zeros(len(nd.rows), 1)
-        ud[nd.speed] = define(f"ud{nd.speed}", e[k] * (rho[k] - (U[k].T * XA)[0]))
+        acc = z[k] - Y[k] * XA
+        for a, j in enumerate(nd.speeds):
+            ud[j] = define(f"ud{j}", acc[a])
         if k in has_children:
-            A[k] = sm.Matrix([define(f"A{k}_{i}", v)
-                              for i, v in enumerate(XA + sm.Matrix(s[k]) * ud[nd.speed])])
+            A[k] = sm.Matrix([define(f"A{k}_{i}", v) for i, v in
+                              enumerate(XA + S[k] * sm.Matrix([ud[j] for j in nd.speeds]))])
     return Program(inputs=prog.inputs, names=names, temporaries=temps,
                    outputs=[("qd", out["qd"]), ("ud", ud), ("D", D)])

@@ -15,13 +15,19 @@ def tree(model):
 
 def test_which_models_are_trees():
     t = tree(ex.n_pendulum_on_cart(4))
-    assert [(nd.speed, nd.parent) for nd in t.nodes] == [(0, -1), (1, 0), (2, 1), (3, 2), (4, 3)]
+    assert [(nd.speeds, nd.parent) for nd in t.nodes] == [([0], -1), ([1], 0), ([2], 1), ([3], 2),
+                                                          ([4], 3)]
     assert t.nodes[0].rows == [3] and all(nd.rows == [3, 4] for nd in t.nodes[1:])   # planar
-    assert [(nd.speed, nd.parent) for nd in tree(ex.dumbbell()).nodes] == [(0, -1), (1, 0)]
-    assert tree(ex.spring_damper()) is not None
-    # one body with three speeds, spherical joints, run-time constraints: the dense solve
-    for model in (ex.rolling_disk(), ex.chaplygin_sleigh(), ex.spatial_chain(2),
-                  ex.offset_pendulum(), ex.four_bar()):
+    assert [(nd.speeds, nd.parent) for nd in tree(ex.dumbbell()).nodes] == [([0], -1), ([1], 0)]
+    # rigid bodies: only on request (recursive=True); spherical joints: three speeds per
+    # body, all six spatial rows
+    assert tree(ex.spatial_chain(2)) is None
+    t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs, recursive=True)).tree
+    assert [(nd.speeds, nd.parent, len(nd.rows)) for nd in t.nodes] == [
+        ([0, 1, 2], -1, 6), ([3, 4, 5], 0, 6), ([6, 7, 8], 1, 6)]
+    # a single body (the same work either way), run-time constraints: the dense solve
+    for model in (ex.rolling_disk(), ex.chaplygin_sleigh(), ex.offset_pendulum(),
+                  ex.spring_damper(), ex.four_bar()):
         assert tree(model) is None, model.name
 
 
@@ -50,8 +56,15 @@ def _pendulum(masses):
 def test_structures_that_are_not_trees_fall_back():
     m1, m2, m3 = sm.symbols("m1 m2 m3")
     assert equations_of(_pendulum([m1, m2, m3])).tree is not None
-    # a massless middle link: speed 2 is owned by no body
-    assert equations_of(_pendulum([m1, None, m3])).tree is None
+    model = ex.n_pendulum_on_cart(2)
+    assert equations_of(GibbsAppellMethod(**model.kwargs, recursive=False)).tree is None
+    with pytest.raises(TypeError, match="recursive must be None, True or False"):
+        GibbsAppellMethod(**model.kwargs, recursive="yes")
+    # a massless middle link: the last body owns two speeds (a two-degree-of-freedom joint)
+    t = equations_of(_pendulum([m1, None, m3])).tree
+    assert [(nd.speeds, nd.parent) for nd in t.nodes] == [([0], -1), ([1, 2], 0)]
+    # no body at all on the last link: speed 3 is owned by no body
+    assert equations_of(_pendulum([m1, m2, None])).tree is None
     # two bodies moving with the same speeds
     G = [[sm.S.Zero] * 2 for _ in range(3)] + [[sm.S.One, sm.S.Zero], [sm.S.Zero, sm.S.One],
                                                [sm.S.Zero] * 2]
@@ -66,6 +79,37 @@ def test_structures_that_are_not_trees_fall_back():
     assert tree_of([(G1, W, h, r), (G2, W, h, r)], [0, 0], 2) is None
     G2[3][0] = sm.S.One
     assert tree_of([(G1, W, h, r), (G2, W, h, r)], [0, 0], 2) is not None
+    # a body moved by two branches (speeds 0 and 1 of two unrelated bodies): a loop-like coupling
+    col = lambda *js: [[sm.S.Zero] * 3 for _ in range(3)] + [
+        [sm.S.One if j in js else sm.S.Zero for j in range(3)] for _ in range(3)]
+    assert tree_of([(col(0), W, h, r), (col(1), W, h, r), (col(0, 1, 2), W, h, r)],
+                   [0, 0, 0], 3) is None
+
+
+@pytest.mark.parametrize("name", ["massless_link", "spatial_chain"])
+def test_several_speeds_per_joint_equal_the_dense_solve(tmp_path, name):
+    """Nodes owning 2 (a massless link) or 3 speeds (spherical joints, full 6 x 6
+    spatial inertias) against the same model through the dense unrolled solve."""
+    if name == "massless_link":
+        ga = _pendulum([sm.Symbol("m1"), None, sm.Symbol("m3")])
+    else:
+        ga = GibbsAppellMethod(**ex.spatial_chain(2).kwargs, recursive=True)
+    tree_mod = generate(ga, f"{name}_tree", output_dir=tmp_path)
+    eq = equations_of(ga)
+    eq.tree = None
+    dense = generate(eq, f"{name}_dense", output_dir=tmp_path)
+    assert tree_mod.manifest["solver"].startswith("articulated-body")
+    rng = np.random.default_rng(13)
+    for _ in range(5):
+        x = rng.uniform(-1.5, 1.5, len(dense.states))
+        p = rng.uniform(0.5, 2.0, len(dense.constants))
+        if name == "spatial_chain":   # a positive definite inertia about each mass centre
+            for i in (1, 2):
+                for ax, v in zip("xx yy zz xy yz zx".split(), (2.0, 2.5, 3.0, 0.1, -0.2, 0.15)):
+                    p[dense.constants.index(f"I{i}{ax}")] = v
+        r = rng.uniform(-1, 1, len(dense.specifieds))
+        assert np.allclose(tree_mod.rhs(0.0, x, p, r), dense.rhs(0.0, x, p, r),
+                           rtol=1e-10, atol=1e-10)
 
 
 @pytest.fixture(scope="module")
