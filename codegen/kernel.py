@@ -27,7 +27,7 @@ import sympy as sm
 from .eom import EquationsOfMotion
 
 __all__ = ["Program", "Input", "build_programs", "make_program", "operation_count",
-           "c_identifier_error", "C_KEYWORDS"]
+           "live_temporaries", "c_identifier_error", "C_KEYWORDS"]
 
 C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
 extern float for goto if inline int long register restrict return short signed sizeof
@@ -74,6 +74,21 @@ class Program:
         """Arithmetic operations and function calls of the program (after CSE)."""
         return operation_count([e for _, e in self.temporaries]
                                + [e for _, exprs in self.outputs for e in exprs])
+
+
+def live_temporaries(temporaries: list, outputs: list) -> list:
+    """The temporaries the outputs need, directly or through other temporaries
+    (an unused one would be a C compiler warning and wasted work)."""
+    needed = set()
+    for _, exprs in outputs:
+        for e in exprs:
+            needed |= sm.sympify(e).free_symbols
+    kept = []
+    for sym, expr in reversed(temporaries):
+        if sym in needed:
+            kept.append((sym, expr))
+            needed |= expr.free_symbols
+    return kept[::-1]
 
 
 def operation_count(exprs) -> int:

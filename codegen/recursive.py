@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import sympy as sm
 
-from .kernel import Program, make_program
+from .kernel import Program, live_temporaries, make_program
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_program"]
 
@@ -254,5 +254,6 @@ def tree_program(eom) -> Program:
         if k in has_children:
             A[k] = sm.Matrix([define(f"A{k}_{i}", v) for i, v in
                               enumerate(XA + S[k] * sm.Matrix([ud[j] for j in nd.speeds]))])
-    return Program(inputs=prog.inputs, names=names, temporaries=temps,
-                   outputs=[("qd", out["qd"]), ("ud", ud), ("D", D)])
+    outputs = [("qd", out["qd"]), ("ud", ud), ("D", D)]
+    return Program(inputs=prog.inputs, names=names, temporaries=live_temporaries(temps, outputs),
+                   outputs=outputs)
