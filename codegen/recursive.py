@@ -1,23 +1,24 @@
 """Tree-structured systems: M u' = F solved by the articulated-body recursion.
 
-When every body's motion is its parent's, carried rigidly, plus one speed
-of its own (a chain or tree of one-degree-of-freedom joints), the accelerations
-follow in O(n) without forming M (Featherstone's articulated-body algorithm,
-here in the Gibbs–Appell form). With each body's spatial acceleration split
-as A_b = Γ_b u' (the part linear in u') plus the rest, and
+When every body's motion is its parent's, carried rigidly, plus speeds of
+its own (a chain or tree of joints), the accelerations follow in O(n)
+without forming M (Featherstone's articulated-body algorithm, here in the
+Gibbs–Appell form). With each body's spatial acceleration split as
+A_b = Γ_b u' (the part linear in u') plus the rest, and
 
-    A_b = X_b A_parent + s_b u'_j          (j: the speed body b owns)
+    A_b = X_b A_parent + s_b u'_j          (j: the speeds body b owns)
     S   = sum_b [ ½ A_bᵀ W_b A_b + A_bᵀ h_b ] - Qᵀ u'   (+ terms free of u')
 
 (W_b the body's spatial inertia, h_b its inertial bias wrench: W times the
 u'-free acceleration, plus ω × Iω), the minimum of S is found from the tips
-inward, eliminating one speed per body:
+inward, eliminating each body's speeds:
 
     I_b = W_b + sum_c X_cᵀ Ĩ_c X_c,        p_b = h_b + sum_c X_cᵀ p̃_c
     U = I_b s,  D = sᵀ U,  ρ = Q_j - sᵀ p_b
-    Ĩ_b = I_b - U Uᵀ / D,                  p̃_b = p_b + U ρ / D
+    Ĩ_b = I_b - U D⁻¹ Uᵀ,                  p̃_b = p_b + U D⁻¹ ρ
 
-then outward: u'_j = (ρ - Uᵀ X_b A_parent) / D, A_b = X_b A_parent + s u'_j.
+then outward: u'_j = D⁻¹ (ρ - Uᵀ X_b A_parent), A_b = X_b A_parent + s u'_j
+(D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: ``_factor``).
 
 Spatial vectors are (angular; linear at the mass centre) in Newtonian
 components, restricted to the rows a body's partial velocities can reach
@@ -27,8 +28,9 @@ of X and s fold away as the expressions are built.
 
 Detection (``tree_of``) is exact in structure and checked numerically in
 value: the transport Γ_b = X_b Γ_parent on the parent's speeds is tested at
-two generic points (1e-9); anything else (loops, several speeds per body,
-bodies sharing a speed) returns None and the dense solve is used.
+two generic points (1e-9); anything else (a body moved by two branches,
+bodies with the same speeds, a speed no body has, a single body) returns
+None and the dense solve is used.
 """
 from __future__ import annotations
 
