@@ -114,7 +114,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int) -> Tree | None:
             parent[k] = pk
         owned[k] = sorted(nz[k] - (nz[parent[k]] if parent[k] != -1 else frozenset()))
     if sorted(j for k in live for j in owned[k]) != list(range(nspeeds)):
-        return None                         # a speed no body owns (e.g. a massless link)
+        return None                         # a speed no body has (e.g. a massless last link)
     if len(live) < 2:
         return None                         # one body: the dense solve is the same work
     rows = {k: [i for i in range(6) if any(bodies[k][0][i][j] != 0 for j in range(nspeeds))]

@@ -39,13 +39,13 @@ def _pendulum(masses):
     q = me.dynamicsymbols(f"q1:{len(masses) + 1}")
     u = me.dynamicsymbols(f"u1:{len(masses) + 1}")
     g = sm.Symbol("g")
-    bodies, loads, P = [], [], O
+    bodies, loads, joint = [], [], O
     for i, m in enumerate(masses):
         A = N.orientnew(f"A{i}", "Axis", [q[i], N.z])
         A.set_ang_vel(N, u[i] * N.z)
-        P = P.locatenew(f"P{i}", A.x)
-        P.v2pt_theory(O if i == 0 else prev, N, A)
-        prev = P
+        P = joint.locatenew(f"P{i}", A.x)
+        P.v2pt_theory(joint, N, A)
+        joint = P
         if m is not None:
             bodies.append(me.Particle(f"p{i}", P, m))
             loads.append((P, -m * g * N.y))
