@@ -81,21 +81,14 @@ def _vanishes(exprs) -> bool:
     return True
 
 
-def _transport(r):
-    """6 x 6 X with (ω; v)_child = X (ω; v)_parent for a rigid offset r = child - parent."""
-    rx, ry, rz = r
-    X = sm.eye(6)
-    X[3:, :3] = sm.Matrix([[0, rz, -ry], [-rz, 0, rx], [ry, -rx, 0]])   # v += ω × r
-    return X
+def tree_of(bodies: list, Q: list, nspeeds: int, transport) -> Tree | None:
+    """The tree of bodies [(G, W, h)] or None.
 
-
-def tree_of(bodies: list, Q: list, nspeeds: int) -> Tree | None:
-    """The tree of bodies [(G, W, h, r)] or None.
-
-    G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6, h: 6, r: 3
-    (position of the body's reference point, Newtonian components)."""
+    G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
+    h: 6 bias wrench, each body in its own components; transport(k, parent):
+    the 6 x 6 X with (ω; v)_k = X (ω; v)_parent for a rigid connection."""
     nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
-          for G, _, _, _ in bodies]
+          for G, _, _ in bodies]
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
     by_set = {}
     for k in live:
@@ -121,13 +114,13 @@ def tree_of(bodies: list, Q: list, nspeeds: int) -> Tree | None:
             for k in live}
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
-        G, W, h, r = bodies[k]
+        G, W, h = bodies[k]
         own = owned[k]
         pk = parent[k]
         if pk == -1:
             X = []
         else:
-            Xf = _transport([a - b for a, b in zip(r, bodies[pk][3])])
+            Xf = transport(k, pk)
             Gp = bodies[pk][0]
             check = []
             for j in nz[pk]:

@@ -68,22 +68,25 @@ def test_structures_that_are_not_trees_fall_back():
     # two bodies moving with the same speeds
     G = [[sm.S.Zero] * 2 for _ in range(3)] + [[sm.S.One, sm.S.Zero], [sm.S.Zero, sm.S.One],
                                                [sm.S.Zero] * 2]
-    W, h, r = [[sm.S.Zero] * 6 for _ in range(6)], [sm.S.Zero] * 6, [sm.S.Zero] * 3
-    assert tree_of([(G, W, h, r), (G, W, h, r)], [0, 0], 2) is None
+    W, h = [[sm.S.Zero] * 6 for _ in range(6)], [sm.S.Zero] * 6
+
+    def rigid(k, parent):                 # coincident points, the same frame
+        return sm.eye(6)
+    assert tree_of([(G, W, h), (G, W, h)], [0, 0], 2, rigid) is None
     # a child that does not carry its parent's partial velocities rigidly
     x = sm.Symbol("x")
     G1 = [[sm.S.Zero] * 2 for _ in range(3)] + [[sm.S.One, sm.S.Zero], [sm.S.Zero] * 2,
                                                 [sm.S.Zero] * 2]
     G2 = [[sm.S.Zero] * 2 for _ in range(3)] + [[2 + x, sm.S.Zero], [sm.S.Zero, sm.S.One],
                                                 [sm.S.Zero] * 2]
-    assert tree_of([(G1, W, h, r), (G2, W, h, r)], [0, 0], 2) is None
+    assert tree_of([(G1, W, h), (G2, W, h)], [0, 0], 2, rigid) is None
     G2[3][0] = sm.S.One
-    assert tree_of([(G1, W, h, r), (G2, W, h, r)], [0, 0], 2) is not None
+    assert tree_of([(G1, W, h), (G2, W, h)], [0, 0], 2, rigid) is not None
     # a body moved by two branches (speeds 0 and 1 of two unrelated bodies): a loop-like coupling
     col = lambda *js: [[sm.S.Zero] * 3 for _ in range(3)] + [
         [sm.S.One if j in js else sm.S.Zero for j in range(3)] for _ in range(3)]
-    assert tree_of([(col(0), W, h, r), (col(1), W, h, r), (col(0, 1, 2), W, h, r)],
-                   [0, 0, 0], 3) is None
+    assert tree_of([(col(0), W, h), (col(1), W, h), (col(0, 1, 2), W, h)],
+                   [0, 0, 0], 3, rigid) is None
 
 
 @pytest.mark.parametrize("name", ["massless_link", "spatial_chain"])
