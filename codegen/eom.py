@@ -59,6 +59,9 @@ class Constraints:
         return self.A.rows
 
 
+_UNSET = object()
+
+
 @dataclass
 class EquationsOfMotion:
     """M(x, p, r, t) u' = F(x, p, r, t), q' = qdot(x, p, r, t), on plain symbols."""
@@ -76,7 +79,20 @@ class EquationsOfMotion:
     origin: str = ""
     t: sm.Symbol = field(default=t)
     constraints: Constraints = None      # run-time constraints, if any
-    tree: object = None                  # recursive.Tree: bodies as a tree, for the O(n) solve
+    # recursive.Tree (bodies as a tree, for the O(n) solve) or None: found on
+    # first use by tree_source(), so that a cache hit does not pay for it
+    tree_source: object = field(default=None, repr=False)
+    _tree: object = field(default=_UNSET, repr=False)
+
+    @property
+    def tree(self):
+        if self._tree is _UNSET:
+            self._tree = self.tree_source() if self.tree_source is not None else None
+        return self._tree
+
+    @tree.setter
+    def tree(self, value):
+        self._tree = value
 
     @property
     def nq(self):
@@ -272,5 +288,5 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     eq = _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
                  constraints)
     if hasattr(method, "_tree_plain"):
-        eq.tree = method._tree_plain()
+        eq.tree_source = method._tree_plain
     return eq

@@ -207,9 +207,12 @@ def build_programs(eom: EquationsOfMotion) -> dict:
             programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
         programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
     programs["eval"] = make_program(eom, groups)
+    tree = None
     if eom.tree is not None and c is None:
         from .recursive import tree_program
-        programs["tree"] = tree_program(eom)
+        tree = tree_program(eom)
+    if tree is not None:
+        programs["tree"] = tree
     elif eom.symmetric and c is None:
         solve = ldl_program(mass, nu)
         if solve is not None:

@@ -18,10 +18,11 @@ inward, eliminating each body's speeds:
     Ĩ_b = I_b - U D⁻¹ Uᵀ,                  p̃_b = p_b + U D⁻¹ ρ
 
 then outward: u'_j = D⁻¹ (ρ - Uᵀ X_b A_parent), A_b = X_b A_parent + s u'_j
-(D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: ``_factor``).
+(D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: solve.ldl_factor).
 
-Spatial vectors are (angular; linear at the mass centre) in Newtonian
-components, restricted to the rows a body's partial velocities can reach
+Spatial vectors are (angular; linear at the mass centre) in each body's
+components (a rigid body's frame, the Newtonian frame for a particle),
+restricted to the rows a body's partial velocities can reach
 (two rows for a planar particle, three for a planar rigid body), so a planar
 point-mass chain costs 2 × 2 matrices per link. Structural zeros and ones
 of X and s fold away as the expressions are built.
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 import sympy as sm
 
 from .kernel import Program, live_temporaries, make_program
+from .solve import ldl_factor, ldl_solve
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_program"]
 
@@ -137,38 +139,13 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport) -> Tree | None:
     return Tree(nodes=nodes, Q=list(Q))
 
 
-def _factor(Dm, define, tag):
-    """L D Lᵀ of a small symmetric matrix: its pivots, and a solve v -> Dm^-1 v
-    (whose results are defined as temporaries named after the given label)."""
-    k = Dm.rows
-    L, d, inv = {}, [], []
-    for i in range(k):
-        for j in range(i):
-            w = Dm[i, j] - sum((L[i, t] * d[t] * L[j, t] for t in range(j)), sm.S.Zero)
-            L[i, j] = define(f"L{tag}_{i}_{j}", w * inv[j])
-        d.append(define(f"D{tag}_{i}", Dm[i, i] - sum((L[i, t]**2 * d[t] for t in range(i)),
-                                                      sm.S.Zero)))
-        inv.append(define(f"e{tag}_{i}", 1 / d[i]))
-
-    def solve(v, label):
-        y = []
-        for i in range(k):
-            y.append(define(f"{label}_y{i}", v[i] - sum((L[i, t] * y[t] for t in range(i)),
-                                                        sm.S.Zero)))
-        x = [None] * k
-        for i in reversed(range(k)):
-            x[i] = define(f"{label}_{i}", y[i] * inv[i]
-                          - sum((L[t, i] * x[t] for t in range(i + 1, k)), sm.S.Zero))
-        return x
-    return d, solve
-
-
-def tree_program(eom) -> Program:
+def tree_program(eom) -> Program | None:
     """q' and u' of a tree-structured model in one straight-line program.
 
     One CSE over q' and the tree's inputs (s, X, W, h, Q); the recursion
     follows as further temporaries. Outputs: qd, ud and D (the pivots, each
-    > 0 for a positive definite M)."""
+    > 0 for a positive definite M). None if a joint's D is zero by structure
+    (the dense solve then reports the singular M at run time)."""
     tree = eom.tree
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
@@ -226,13 +203,18 @@ def tree_program(eom) -> Program:
         U = sm.Matrix(m, len(nd.speeds), [define(f"U{k}_{i}_{a}", v) for (i, a), v in
                                           zip([(i, a) for i in range(m) for a in range(len(nd.speeds))],
                                               Ik * S[k])])
-        pivots, solve = _factor(S[k].T * U, define, str(k))
-        for j, d in zip(nd.speeds, pivots):
+        Dk = S[k].T * U
+        factors = ldl_factor({(i, c): Dk[i, c] for i in range(Dk.rows) for c in range(i + 1)},
+                             Dk.rows, define, f"{k}_")
+        if factors is None:
+            return None                        # a joint with no inertia by structure
+        for j, d in zip(nd.speeds, factors[1]):
             D[j] = d
         rho = [Q[j] - v for j, v in zip(nd.speeds, S[k].T * pk)]
-        z[k] = sm.Matrix(solve(rho, f"z{k}"))                               # D^-1 rho
-        Y[k] = sm.Matrix.hstack(*[sm.Matrix(solve(list(U.row(i)), f"Y{k}_{i}"))
-                                  for i in range(m)])                       # D^-1 U^T
+        z[k] = sm.Matrix(ldl_solve(factors, rho, define, f"z{k}_y", f"z{k}_"))      # D^-1 rho
+        Y[k] = sm.Matrix.hstack(*[sm.Matrix(ldl_solve(factors, list(U.row(i)), define,
+                                                      f"Y{k}_{i}_y", f"Y{k}_{i}_"))
+                                  for i in range(m)])                                # D^-1 U^T
         if nd.parent >= 0:
             It = Ik - U * Y[k]
             pt = pk + U * z[k]

@@ -22,7 +22,7 @@ import sympy as sm
 
 from .kernel import Input, Program
 
-__all__ = ["ldl_program", "MAX_TERMS"]
+__all__ = ["ldl_program", "ldl_factor", "ldl_solve", "MAX_TERMS"]
 
 #: above this many multiply-adds the loop version is used: the unrolled code
 #: would cost more to compile than it saves (a dense M of 34 unknowns is ~8000)
@@ -40,6 +40,46 @@ def _minus(base, terms):
         return base
     neg = [sm.Mul(sm.S.NegativeOne, t, evaluate=False) for t in terms]
     return sm.Add(*([base] if base != 0 else []), *neg, evaluate=False)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def ldl_factor(a: dict, n: int, define, tag: str = ""):
+    """L D Lᵀ of a symmetric n x n matrix given as {(i, j): entry} for j <= i
+    (a missing entry is a structural zero), each quantity written through
+    define(label, expr), which returns what later expressions use (a symbol,
+    or the expression itself if it is trivial). Returns (L, d, inv): L[i, j]
+    for j < i (0 where it stays zero), the pivots d and their reciprocals;
+    None if a pivot is zero by structure."""
+    w, L, d, inv = {}, {}, [], []
+    for i in range(n):
+        for j in range(i):
+            wij = _minus(a.get((i, j), sm.S.Zero), _terms((w[i, k], L[j, k]) for k in range(j)))
+            w[i, j] = define(f"{tag}w{i}_{j}", wij)
+            L[i, j] = (define(f"{tag}l{i}_{j}", sm.Mul(w[i, j], inv[j], evaluate=False))
+                       if w[i, j] != 0 else sm.S.Zero)
+        d.append(define(f"{tag}d{i}", _minus(a.get((i, i), sm.S.Zero),
+                                             _terms((w[i, k], L[i, k]) for k in range(i)))))
+        if d[i] == 0:
+            return None
+        inv.append(define(f"{tag}e{i}", sm.Pow(d[i], -1, evaluate=False)))
+    return L, d, inv
+
+
+def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
+    """(L D Lᵀ)^-1 b from ldl_factor's factors, by the two triangular solves."""
+    L, _, inv = factors
+    n = len(b)
+    y = []
+    for i in range(n):
+        y.append(define(f"{y_label}{i}", _minus(b[i], _terms((L[i, k], y[k]) for k in range(i)))))
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = define(f"{x_label}{i}", _minus(sm.Mul(y[i], inv[i], evaluate=False),
+                                              _terms((L[k, i], x[k]) for k in range(i + 1, n))))
+    return x
 
 
 def ldl_program(mass: list, nu: int) -> Program | None:
@@ -70,6 +110,8 @@ def ldl_program(mass: list, nu: int) -> Program | None:
     def define(label, expr):
         nonlocal count
         count += len(expr.args) if expr.is_Add else 1     # multiply-adds, about
+        if count > MAX_TERMS:
+            raise _TooLarge        # stop early: the rest would only grow
         if expr == 0 or expr.is_Symbol:
             return expr
         s = sm.Symbol(label, real=True)
@@ -77,28 +119,12 @@ def ldl_program(mass: list, nu: int) -> Program | None:
         temps.append((s, expr))
         return s
 
-    w, L, d, inv = {}, {}, [], []
-    for i in range(nu):
-        for j in range(i):
-            wij = _minus(a.get((i, j), sm.S.Zero), _terms((w[i, k], L[j, k]) for k in range(j)))
-            w[i, j] = define(f"w{i}_{j}", wij)
-            L[i, j] = (define(f"l{i}_{j}", sm.Mul(w[i, j], inv[j], evaluate=False))
-                       if w[i, j] != 0 else sm.S.Zero)
-        d.append(define(f"d{i}", _minus(a.get((i, i), sm.S.Zero),
-                                        _terms((w[i, k], L[i, k]) for k in range(i)))))
-        if d[i] == 0:
+    try:
+        factors = ldl_factor(a, nu, define)
+        if factors is None:
             return None          # singular by structure: the loop version reports it
-        inv.append(define(f"e{i}", sm.Pow(d[i], -1, evaluate=False)))
-        if count > MAX_TERMS:
-            return None
-    y = []
-    for i in range(nu):
-        y.append(define(f"y{i}", _minus(b[i], _terms((L[i, k], y[k]) for k in range(i)))))
-    x = [None] * nu
-    for i in reversed(range(nu)):
-        x[i] = define(f"u{i}", _minus(sm.Mul(y[i], inv[i], evaluate=False),
-                                      _terms((L[k, i], x[k]) for k in range(i + 1, nu))))
-    if count > MAX_TERMS:
+        x = ldl_solve(factors, b, define, "y", "u")
+    except _TooLarge:
         return None
     return Program(inputs=inputs, names=names, temporaries=temps,
-                   outputs=[("F", x), ("D", d)])
+                   outputs=[("F", x), ("D", factors[1])])
