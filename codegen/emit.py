@@ -116,16 +116,49 @@ def _quoted(names):
 _SIGNATURE = "double t, const double *x, const double *p, const double *r"
 
 
-def _sincos_calls(printer: _Printer, expr) -> list:
-    """One cg_sincos call for each new argument of sin or cos in expr, placed
-    before its first use (where everything the argument needs is defined)."""
+def _trig_plan(program: Program) -> dict:
+    """The sin/cos pairs to compute before each statement (temporaries, then
+    output entries, numbered in that order): {statement: [[arg] or [arg, arg]]}.
+
+    Each argument gets one evaluation, placed before its first use. Two
+    arguments share one cg_sincos2 (two SSE2 lanes): the one needed now and
+    the next one in order of first use whose inputs are already defined."""
+    statements = [e for _, e in program.temporaries] + [e for _, exprs in program.outputs
+                                                        for e in exprs]
+    index_of = {sym: i for i, (sym, _) in enumerate(program.temporaries)}
+    first, ready = {}, {}
+    for i, e in enumerate(statements):
+        for node in sm.preorder_traversal(e):
+            if isinstance(node, (sm.sin, sm.cos)) and node.args[0] not in first:
+                arg = node.args[0]
+                first[arg] = i
+                ready[arg] = max((index_of[s] for s in arg.free_symbols if s in index_of),
+                                 default=-1)
+    pending = list(first)                   # in order of first use
+    plan = {}
+    for arg in list(first):
+        if arg not in pending:
+            continue                        # computed early, as another's partner
+        i = first[arg]
+        pending.remove(arg)
+        partner = next((b for b in pending if ready[b] < i), None)
+        if partner is not None:
+            pending.remove(partner)
+        plan.setdefault(i, []).append([arg] if partner is None else [arg, partner])
+    return plan
+
+
+def _sincos_lines(printer: _Printer, groups: list) -> list:
     lines = []
-    for node in sm.preorder_traversal(expr):
-        if isinstance(node, (sm.sin, sm.cos)) and node.args[0] not in printer.trig:
-            k = len(printer.trig)
-            lines.append(f"    double cg_s{k}, cg_c{k};")
-            lines.append(f"    cg_sincos({printer.doprint(node.args[0])}, &cg_s{k}, &cg_c{k});")
-            printer.trig[node.args[0]] = k
+    for group in groups:
+        ks = []
+        for arg in group:
+            ks.append(len(printer.trig))
+            printer.trig[arg] = ks[-1]
+        lines.append("    double " + ", ".join(f"cg_s{k}, cg_c{k}" for k in ks) + ";")
+        args = ", ".join(printer.doprint(a) for a in group)
+        outs = ", ".join(f"&cg_s{k}, &cg_c{k}" for k in ks)
+        lines.append(f"    cg_sincos{'2' if len(ks) == 2 else ''}({args}, {outs});")
     return lines
 
 
@@ -144,14 +177,18 @@ def c_function(name: str, program: Program, comment: str, signature: str = _SIGN
         lines.append(f"    const double {inp.name} = {inp.array}[{inp.index}];  /* {inp.label} */")
     if program.temporaries:
         lines.append("    /* common subexpressions */")
+    plan = _trig_plan(program)
+    k = 0
     for sym, expr in program.temporaries:
-        lines += _sincos_calls(printer, expr)
+        lines += _sincos_lines(printer, plan.get(k, []))
         lines.append(f"    const double {sym} = {c_expression(expr)};")
+        k += 1
     for array, exprs in program.outputs:
         lines.append(f"    /* {array} */")
         for i, e in enumerate(exprs):
-            lines += _sincos_calls(printer, e)
+            lines += _sincos_lines(printer, plan.get(k, []))
             lines.append(f"    {array}[{i}] = {c_expression(e)};")
+            k += 1
     lines.append("}")
     return "\n".join(lines) + "\n"
 

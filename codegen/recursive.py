@@ -203,7 +203,18 @@ def tree_program(eom) -> Program | None:
         U = sm.Matrix(m, len(nd.speeds), [define(f"U{k}_{i}_{a}", v) for (i, a), v in
                                           zip([(i, a) for i in range(m) for a in range(len(nd.speeds))],
                                               Ik * S[k])])
-        Dk = S[k].T * U
+        one = len(nd.speeds) == 1 and m <= 3     # planar: a few products
+        if one:
+            # d = s^T I s from I and the products s_i s_c (functions of q alone,
+            # computed early), not from U: the recursion waits on d, not on U
+            sv = list(S[k])
+            d = sm.Add(*[sm.Mul(define(f"ss{k}_{i}_{c}", (1 if i == c else 2) * sv[i] * sv[c]),
+                                Ik[i, c], evaluate=False)
+                         for i in range(m) for c in range(i, m) if sv[i] != 0 and sv[c] != 0],
+                       evaluate=False)
+            Dk = sm.Matrix([[d]])
+        else:
+            Dk = S[k].T * U
         factors = ldl_factor({(i, c): Dk[i, c] for i in range(Dk.rows) for c in range(i + 1)},
                              Dk.rows, define, f"{k}_")
         if factors is None:
@@ -216,7 +227,14 @@ def tree_program(eom) -> Program | None:
                                                       f"Y{k}_{i}_y", f"Y{k}_{i}_"))
                                   for i in range(m)])                                # D^-1 U^T
         if nd.parent >= 0:
-            It = Ik - U * Y[k]
+            if one:     # I - U U^T / d: U_i U_c computed while 1 / d is
+                e = factors[2][0]
+                uu = {(i, c): define(f"uu{k}_{i}_{c}", U[i, 0] * U[c, 0])
+                      for i in range(m) for c in range(i, m)}
+                It = Ik - sm.Matrix(m, m, lambda i, c: sm.Mul(uu[min(i, c), max(i, c)], e,
+                                                              evaluate=False))
+            else:
+                It = Ik - U * Y[k]
             pt = pk + U * z[k]
             Iacc[nd.parent] += X[k].T * It * X[k]
             pacc[nd.parent] += X[k].T * pt

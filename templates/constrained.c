@@ -25,7 +25,6 @@ static int ${name}_constrained(double t, const double *x, const double *p, const
     double col[${NAME}_NU], T[${NAME}_NU * ${NAME}_NU], Mr[${NAME}_NM], z[${NAME}_NU];
     double inv[${NAME}_NU];
     int i, a, b, rank, d;
-    if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;
     ${name}_eval(t, x, p, r, qd, M, F, A, Bd, S);
     if (${name}_svd(${NAME}_NC, ${NAME}_NU, A, V, s) < 0) return ${NAME}_ERR_SVD;
     rank = ${name}_rank(${NAME}_NU, s, ${NAME}_RANK_RTOL);
@@ -62,7 +61,7 @@ static int ${name}_constrained(double t, const double *x, const double *p, const
     return ${NAME}_OK;
 }
 
-int ${name}_rhs(double t, const double *x, const double *p, const double *r, double *dx)
+static int ${name}_dynamics(double t, const double *x, const double *p, const double *r, double *dx)
 {
     int i, code = ${name}_constrained(t, x, p, r, dx, dx + ${NAME}_NQ, 0);
     if (code) return code;
@@ -74,7 +73,9 @@ int ${name}_constraint_forces(double t, const double *x, const double *p, const 
                               double *lam)
 {
     double dx[${NAME}_NX];
-    int i, code = ${name}_constrained(t, x, p, r, dx, dx + ${NAME}_NQ, lam);
+    int i, code;
+    if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;
+    code = ${name}_constrained(t, x, p, r, dx, dx + ${NAME}_NQ, lam);
     if (code) return code;
     for (i = 0; i < ${NAME}_NC; i++) if (!isfinite(lam[i])) return ${NAME}_ERR_OUTPUT;
     return ${NAME}_OK;

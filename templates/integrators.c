@@ -27,20 +27,22 @@ static int ${name}_f(${name}_integrator *s, double t, const double *x, double *d
 {
     ${name}_inputs_at(s, t);
     s->nfev++;
-    return ${name}_rhs(t, x, s->p, s->r, dx);
+    return ${name}_dynamics(t, x, s->p, s->r, dx);   /* inputs checked by init */
 }
 
+/* RMS of e scaled by atol + rtol max(|a|, |b|); four partial sums, since the
+   next step waits for this sum */
 static double ${name}_err_norm(const double *e, const double *a, const double *b,
                                double rtol, double atol)
 {
-    double sum = 0.0;
+    double sum[4] = {0.0, 0.0, 0.0, 0.0};
     int i;
     for (i = 0; i < ${NAME}_NX; i++) {
         const double big = fabs(a[i]) > fabs(b[i]) ? fabs(a[i]) : fabs(b[i]);
         const double w = e[i] / (atol + rtol * big);
-        sum += w * w;
+        sum[i & 3] += w * w;
     }
-    return sqrt(sum / ${NAME}_NX);
+    return sqrt(((sum[0] + sum[1]) + (sum[2] + sum[3])) / ${NAME}_NX);
 }
 
 int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const double *x0,
@@ -50,6 +52,10 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
     int i;
     if (method < ${NAME}_RK4 || method > ${NAME}_ROSENBROCK) return ${NAME}_ERR_INPUT;
     if (${NAME}_NR > 0 && n_table <= 0) return ${NAME}_ERR_INPUT;
+    if (!${name}_finite(t0, x0, p, ${NAME}_NR ? r_table : 0)) return ${NAME}_ERR_INPUT;
+    for (i = 0; i < n_table; i++)              /* the whole input table, once */
+        if (!isfinite(t_table[i]) || !${name}_all_finite(r_table + i * ${NAME}_NR, ${NAME}_NR))
+            return ${NAME}_ERR_INPUT;
     s->method = method;
     s->t = t0;
     s->rtol = rtol;
@@ -106,7 +112,7 @@ static int ${name}_accepted(${name}_integrator *s, double t, double h, double fa
     s->steps++;
     s->h = h * (fac < 0.2 ? 0.2 : fac);
     *accepted = 1;
-    return ${NAME}_OK;
+    return ${name}_all_finite(s->x, ${NAME}_NX) ? ${NAME}_OK : ${NAME}_ERR_OUTPUT;   /* overflow */
 }
 
 /* ... or rejected: retry with a smaller step (a tenth for a non-finite error) */
@@ -135,6 +141,7 @@ static int ${name}_rk4_step(${name}_integrator *s, double h)
         s->x[i] += h / 6.0 * (s->f[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
     s->t = t + h;
     s->steps++;
+    if (!${name}_all_finite(s->x, ${NAME}_NX)) return ${NAME}_ERR_OUTPUT;   /* overflow */
     return ${name}_f(s, s->t, s->x, s->f);
 }
 
@@ -294,7 +301,8 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
             x_out[i] = s->cont[i] + th * (s->cont[${NAME}_NX + i] + th1 * (s->cont[2 * ${NAME}_NX + i]
                        + th * (s->cont[3 * ${NAME}_NX + i] + th1 * s->cont[4 * ${NAME}_NX + i])));
     }
-    return ${NAME}_OK;
+    /* near overflow the interpolant can overflow between finite ends */
+    return ${name}_all_finite(x_out, ${NAME}_NX) ? ${NAME}_OK : ${NAME}_ERR_OUTPUT;
 }
 
 size_t ${name}_integrator_size(void) { return sizeof(${name}_integrator); }

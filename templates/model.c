@@ -55,6 +55,16 @@ static int ${name}_finite(double t, const double *x, const double *p, const doub
 }
 
 ${rhs_source}
+/* inputs checked here once; the integrators check p and the input table once
+   at the start and then call ${name}_dynamics directly (a stage state made
+   of finite values and finite derivatives is finite or overflows, which the
+   output check catches) */
+int ${name}_rhs(double t, const double *x, const double *p, const double *r, double *dx)
+{
+    if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;
+    return ${name}_dynamics(t, x, p, r, dx);
+}
+
 void ${name}_mass_matrix(double t, const double *x, const double *p, const double *r, double *M)
 {
     double Ms[${NAME}_NM];

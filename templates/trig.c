@@ -37,3 +37,74 @@ static inline void cg_sincos(double x, double *sp, double *cp)
     *sp = signbit(x) ? -sv : sv;
     *cp = cv;
 }
+
+/*
+ * cg_sincos of two angles at once, in the two lanes of SSE2 (every x86-64
+ * CPU has it): the same operations in the same order lane by lane, so the
+ * same bits as two cg_sincos calls, in about half the instructions and with
+ * no branch on the octant. Either angle at or beyond 1e6 (or not finite)
+ * sends both through cg_sincos.
+ */
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+/* the rare path out of line, so that the inlined body stays small */
+static __attribute__((noinline)) void cg_sincos2_far(double x0, double x1, double *s0, double *c0,
+                                                      double *s1, double *c1)
+{
+    cg_sincos(x0, s0, c0);
+    cg_sincos(x1, s1, c1);
+}
+
+#define CG_K(v) ((__m128d){v, v})   /* one 16-byte constant (_mm_set1_pd loads and broadcasts) */
+static inline __attribute__((always_inline)) void cg_sincos2(double x0, double x1, double *s0,
+                                                             double *c0, double *s1, double *c1)
+{
+    const __m128d x = _mm_set_pd(x1, x0), sign = CG_K(-0.0);
+    const __m128d a = _mm_andnot_pd(sign, x);
+    __m128i j, jj;
+    __m128d y, z, zz, s, c, swap, sv, cv;
+    if (__builtin_expect(_mm_movemask_pd(_mm_cmplt_pd(a, CG_K(1e6))) != 3, 0)) {
+        cg_sincos2_far(x0, x1, s0, c0, s1, c1);
+        return;
+    }
+    j = _mm_cvttpd_epi32(_mm_mul_pd(a, CG_K(1.27323954473516268615)));
+    j = _mm_add_epi32(j, _mm_and_si128(j, _mm_set1_epi32(1)));
+    y = _mm_cvtepi32_pd(j);
+    z = _mm_sub_pd(_mm_sub_pd(_mm_sub_pd(a, _mm_mul_pd(y, CG_K(7.85398125648498535156e-1))),
+                              _mm_mul_pd(y, CG_K(3.77489470793079817668e-8))),
+                   _mm_mul_pd(y, CG_K(2.69515142907905952645e-15)));
+    zz = _mm_mul_pd(z, z);
+#define CG_STEP(v, k) _mm_add_pd(_mm_mul_pd(v, zz), CG_K(k))
+    c = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(-1.13585365213876817300e-11),
+        2.08757008419747316778e-9), -2.75573141792967388112e-7), 2.48015872888517045348e-5),
+        -1.38888888888730564116e-3), 4.16666666666665929218e-2);
+    c = _mm_add_pd(_mm_sub_pd(CG_K(1.0), _mm_mul_pd(CG_K(0.5), zz)),
+                   _mm_mul_pd(_mm_mul_pd(zz, zz), c));
+    s = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(1.58962301576546568060e-10),
+        -2.50507477628578072866e-8), 2.75573136213857245213e-6), -1.98412698295895385996e-4),
+        8.33333333332211858878e-3), -1.66666666666666307295e-1);
+#undef CG_STEP
+    s = _mm_add_pd(z, _mm_mul_pd(_mm_mul_pd(z, zz), s));
+    jj = _mm_shuffle_epi32(j, _MM_SHUFFLE(1, 1, 0, 0));         /* each lane's j in 64 bits */
+    swap = _mm_castsi128_pd(_mm_cmpeq_epi32(_mm_and_si128(jj, _mm_set1_epi32(2)),
+                                            _mm_set1_epi32(2)));
+    sv = _mm_or_pd(_mm_and_pd(swap, c), _mm_andnot_pd(swap, s));
+    cv = _mm_or_pd(_mm_and_pd(swap, s), _mm_andnot_pd(swap, c));
+    /* sign flips: bit 2 of j (resp. j + 2) moved to bit 63, and the sign of x */
+    sv = _mm_xor_pd(sv, _mm_castsi128_pd(_mm_slli_epi64(_mm_and_si128(jj, _mm_set1_epi32(4)), 61)));
+    sv = _mm_xor_pd(sv, _mm_and_pd(x, sign));
+    cv = _mm_xor_pd(cv, _mm_castsi128_pd(_mm_slli_epi64(
+        _mm_and_si128(_mm_add_epi32(jj, _mm_set1_epi32(2)), _mm_set1_epi32(4)), 61)));
+    _mm_storel_pd(s0, sv);
+    _mm_storeh_pd(s1, sv);
+    _mm_storel_pd(c0, cv);
+    _mm_storeh_pd(c1, cv);
+}
+#undef CG_K
+#else
+static inline void cg_sincos2(double x0, double x1, double *s0, double *c0, double *s1, double *c1)
+{
+    cg_sincos(x0, s0, c0);
+    cg_sincos(x1, s1, c1);
+}
+#endif

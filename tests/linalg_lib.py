@@ -57,6 +57,7 @@ def build(folder: Path):
     lib.cgt_matvec_public.argtypes = [i, _P, _P, _P]
     lib.cgt_ldl_public.argtypes = [_P, _P]
     lib.cgt_sincos_public.argtypes = [i, _P, _P, _P]
+    lib.cgt_sincos2_public.argtypes = [i, _P, _P, _P]
     return lib
 
 

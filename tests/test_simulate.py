@@ -177,5 +177,23 @@ def test_bad_simulate_arguments(models):
         mod.simulate((1, 0), x0, p, r)
     with pytest.raises(ValueError, match="x0 must have length"):
         mod.simulate((0, 1), x0[:-1], p, r)
+    with pytest.raises(ValueError, match=r"p is not finite at \['g'\]"):
+        mod.simulate((0, 1), x0, p * np.array([np.nan] + [1.0] * (len(p) - 1)), r)
     short = mod.simulate((0, 1), x0, p, r, max_steps=5)
     assert short.status == 5 and short.message == "max_steps reached" and not short.success
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock"])
+def test_overflowing_state_is_reported(models, method):
+    """The integrators check inputs once, then only results: a state that
+    overflows where the dynamics never look (the cart's position) must still
+    stop the run, not come back as inf."""
+    model, ga, mod, p, x0 = pend_setup(models)
+    x = x0.copy()
+    x[mod.states.index("q0")] = 1.7e308
+    x[mod.states.index("u0")] = 1e308
+    res = mod.simulate((0, 1), x, p, [0.0], method=method, dt=0.01)
+    assert not res.success and np.isfinite(res.x).all()
+    # the Rosenbrock method's finite-difference Jacobian breaks down first
+    assert (res.status, res.message) == ((6, "step size underflow") if method == "rosenbrock"
+                                         else (3, "non-finite result"))

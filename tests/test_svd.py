@@ -165,3 +165,17 @@ def test_sincos_within_two_ulp_of_libm(lib):
     assert np.isnan(s[:3]).all() and np.isnan(c[:3]).all()
     assert s[3] == 0.0 and np.signbit(s[3]) and c[3] == 1.0
     assert np.array_equal(s[4:], np.sin(special[4:])) and np.array_equal(c[4:], np.cos(special[4:]))
+
+
+def test_sincos2_has_the_bits_of_two_sincos(lib):
+    """The SSE2 pair (templates/trig.c): lane by lane the scalar operations,
+    including pairs where one angle takes the far path (>= 1e6, NaN, inf)."""
+    rng = np.random.default_rng(12)
+    special = np.array([0.0, -0.0, 5e-324, np.pi / 4, -np.pi / 2, 999999.9, 1e6, -3e9, np.nan,
+                        np.inf, -np.inf])
+    pairs = np.array(np.meshgrid(special, special)).reshape(2, -1).T.ravel()
+    x = np.concatenate([pairs, rng.uniform(-7, 7, 100000), rng.uniform(-1e6, 1e6, 100000)])
+    s1, c1, s2, c2 = (np.empty_like(x) for _ in range(4))
+    lib.cgt_sincos_public(len(x), x, s1, c1)
+    lib.cgt_sincos2_public(len(x), x, s2, c2)
+    assert s1.tobytes() == s2.tobytes() and c1.tobytes() == c2.tobytes()

@@ -23,6 +23,11 @@ void cgt_sincos_public(int n, const double *x, double *s, double *c)
     int i;
     for (i = 0; i < n; i++) cg_sincos(x[i], s + i, c + i);
 }
+void cgt_sincos2_public(int n, const double *x, double *s, double *c)
+{
+    int i;
+    for (i = 0; i + 1 < n; i += 2) cg_sincos2(x[i], x[i + 1], s + i, c + i, s + i + 1, c + i + 1);
+}
 int cgt_ldl_public(const double *M, double *F) { return cgtl_solve_unrolled(M, F); }
 void cgt_matvec_public(int n, const double *A, const double *x, double *y) { cgt_packed_matvec(n, A, x, y); }
 /* keep the unused unpack of cholesky.c referenced */
