@@ -38,7 +38,9 @@ typedef struct {
 } ${name}_integrator;
 
 /* Set up a run from (t0, x0). dt: the RK4 step; for the adaptive methods the
-   first step (0 = chosen automatically). Returns ${NAME}_OK or an error code. */
+   first step (0 = chosen automatically). Returns ${NAME}_OK or an error code
+   (${NAME}_ERR_INPUT if t0, x0, p or any entry of the input table is not
+   finite: they are checked here, once, and not again on each RHS call). */
 int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const double *x0,
                             const double *p, int n_table, const double *t_table,
                             const double *r_table, double rtol, double atol, double dt);
@@ -46,7 +48,9 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
 /* Advance to t_out and write x(t_out) into x_out: forward only (t_out not
    before the last step; ${NAME}_ERR_INPUT otherwise). The adaptive methods
    step past t_out and interpolate. max_steps (default 10^7
-   after init) bounds the accepted plus rejected steps of the whole run. */
+   after init) bounds the accepted plus rejected steps of the whole run.
+   ${NAME}_ERR_OUTPUT: an RHS result, an accepted state or x_out is not
+   finite (e.g. a state that overflowed). */
 int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out);
 
 /* sizeof(${name}_integrator), for callers that allocate it opaquely */
