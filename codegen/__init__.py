@@ -12,5 +12,6 @@ from .eom import EquationsOfMotion, equations_of
 from .export import export_c, export_fmu
 from .errors import BuildError, ConvergenceError, DynamicsError
 
-__all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "EquationsOfMotion", "equations_of",
-           "BuildError", "ConvergenceError", "DynamicsError"]
+__all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu",
+           "EquationsOfMotion", "equations_of", "BuildError", "ConvergenceError",
+           "DynamicsError"]

@@ -136,10 +136,9 @@ def _trig_plan(program: Program) -> dict:
                                  default=-1)
     pending = list(first)                   # in order of first use
     plan = {}
-    for arg in list(first):
+    for arg, i in first.items():
         if arg not in pending:
             continue                        # computed early, as another's partner
-        i = first[arg]
         pending.remove(arg)
         partner = next((b for b in pending if ready[b] < i), None)
         if partner is not None:

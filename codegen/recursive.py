@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import sympy as sm
 
 from .kernel import Program, live_temporaries, make_program
+from .kinematics import numeric_probe
 from .solve import ldl_factor, ldl_solve
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_program"]
@@ -62,20 +63,13 @@ class Tree:
     Q: list             # generalized active forces, one per speed
 
 
-def _probe_values(exprs, k):
-    atoms = set()
-    for e in exprs:
-        atoms |= e.free_symbols
-    return {a: sm.Float(0.31 + 0.0717 * i + 0.113 * k) for i, a in enumerate(sorted(atoms, key=str))}
-
-
 def _vanishes(exprs) -> bool:
     """All of exprs are zero at two generic points (1e-9)."""
     exprs = [sm.sympify(e) for e in exprs if e != 0]
     if not exprs:
         return True
     for k in range(2):
-        vals = _probe_values(exprs, k)
+        vals = numeric_probe(*exprs, point=k)
         for e in exprs:
             v = e.xreplace(vals).evalf()
             if not v.is_number or abs(complex(v)) > 1e-9:

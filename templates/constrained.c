@@ -63,22 +63,20 @@ static int ${name}_constrained(double t, const double *x, const double *p, const
 
 static int ${name}_dynamics(double t, const double *x, const double *p, const double *r, double *dx)
 {
-    int i, code = ${name}_constrained(t, x, p, r, dx, dx + ${NAME}_NQ, 0);
+    int code = ${name}_constrained(t, x, p, r, dx, dx + ${NAME}_NQ, 0);
     if (code) return code;
-    for (i = 0; i < ${NAME}_NX; i++) if (!isfinite(dx[i])) return ${NAME}_ERR_OUTPUT;
-    return ${NAME}_OK;
+    return ${name}_all_finite(dx, ${NAME}_NX) ? ${NAME}_OK : ${NAME}_ERR_OUTPUT;
 }
 
 int ${name}_constraint_forces(double t, const double *x, const double *p, const double *r,
                               double *lam)
 {
     double dx[${NAME}_NX];
-    int i, code;
+    int code;
     if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;
     code = ${name}_constrained(t, x, p, r, dx, dx + ${NAME}_NQ, lam);
     if (code) return code;
-    for (i = 0; i < ${NAME}_NC; i++) if (!isfinite(lam[i])) return ${NAME}_ERR_OUTPUT;
-    return ${NAME}_OK;
+    return ${name}_all_finite(lam, ${NAME}_NC) ? ${NAME}_OK : ${NAME}_ERR_OUTPUT;
 }
 
 void ${name}_residuals(double t, const double *x, const double *p, const double *r, double *res)

@@ -55,10 +55,9 @@ static int ${name}_finite(double t, const double *x, const double *p, const doub
 }
 
 ${rhs_source}
-/* inputs checked here once; the integrators check p and the input table once
-   at the start and then call ${name}_dynamics directly (a stage state made
-   of finite values and finite derivatives is finite or overflows, which the
-   output check catches) */
+/* the inputs checked, then the dynamics; the integrators check their inputs
+   once per run and call ${name}_dynamics directly (they check every result,
+   accepted state and output, which catches a state that overflows) */
 int ${name}_rhs(double t, const double *x, const double *p, const double *r, double *dx)
 {
     if (!${name}_finite(t, x, p, r)) return ${NAME}_ERR_INPUT;

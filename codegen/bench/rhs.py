@@ -108,15 +108,14 @@ elif tool == "symengine":
 elif tool == "mujoco":
     import mujoco
     from mujoco import rollout
-    from codegen.bench.simulate import mjcf
+    from codegen.bench.simulate import from_relative, mjcf, to_relative
     m = mujoco.MjModel.from_xml_string(mjcf(n, vals, 1e-3))
     d = mujoco.MjData(m)
-    d.qpos[:] = np.concatenate([[x[0]], np.diff(np.concatenate([[0.0], x[1:n + 1]]))])
-    d.qvel[:] = np.concatenate([[x[n + 1]], np.diff(np.concatenate([[0.0], x[n + 2:]]))])
+    d.qpos[:], d.qvel[:] = to_relative(x, n)
     d.ctrl[:] = r
     res["call"] = best(lambda: mujoco.mj_forward(m, d), 20000)
     mujoco.mj_forward(m, d)
-    res["xdot"] = np.concatenate([x[n + 1:], [d.qacc[0]], np.cumsum(d.qacc[1:])]).tolist()
+    res["xdot"] = np.concatenate([x[n + 1:], from_relative(d.qacc)]).tolist()
     spec_ = mujoco.mjtState.mjSTATE_FULLPHYSICS
     s0 = np.empty(mujoco.mj_stateSize(m, spec_)); mujoco.mj_getState(m, d, s0, spec_)
     ctrl = np.full((1, 2000, 1), r[0])
@@ -172,13 +171,12 @@ elif tool == "pinocchio":
                                               np.zeros((3, 3))), pin.SE3.Identity())
     data = pm.createData()
     res["generate"] = time.perf_counter() - t0
-    # absolute angles (ours) -> relative joint angles (Pinocchio)
-    q = np.concatenate([[x[0]], np.diff(np.concatenate([[0.0], x[1:n + 1]]))])
-    v = np.concatenate([[x[n + 1]], np.diff(np.concatenate([[0.0], x[n + 2:]]))])
+    from codegen.bench.simulate import from_relative, to_relative
+    q, v = to_relative(x, n)     # absolute angles (ours) -> relative joint angles
     tau = np.zeros(n + 1); tau[0] = r[0]
     res["call"] = best(lambda: pin.aba(pm, data, q, v, tau), 20000)
     a = np.array(pin.aba(pm, data, q, v, tau))
-    res["xdot"] = np.concatenate([x[n + 1:], [a[0]], np.cumsum(a[1:])]).tolist()
+    res["xdot"] = np.concatenate([x[n + 1:], from_relative(a)]).tolist()
 print(json.dumps(res))
 """)
 

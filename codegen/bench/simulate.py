@@ -51,6 +51,19 @@ def mjcf(n, vals, dt):
             f'<actuator><motor joint="slide" gear="1"/></actuator></mujoco>')
 
 
+def to_relative(x, n):
+    """(q, v) of the joints (cart, then angles relative to the previous link)
+    from our state [cart, absolute angles, their speeds]."""
+    rel = lambda a: np.diff(np.concatenate([[0.0], a]))
+    return (np.concatenate([[x[0]], rel(x[1:n + 1])]),
+            np.concatenate([[x[n + 1]], rel(x[n + 2:2 * n + 2])]))
+
+
+def from_relative(a):
+    """The cart's value, then the absolute angles' values, from joint values."""
+    return np.concatenate([[a[0]], np.cumsum(a[1:])])
+
+
 def alternate(a, b, rounds=7):
     """Median times and the results of a and b, timed in alternation after a warm-up."""
     a(), b()
@@ -81,8 +94,7 @@ def run(n, steps, dt=1e-3, flags=None):
 
     m = mujoco.MjModel.from_xml_string(mjcf(n, vals, dt))
     d = mujoco.MjData(m)
-    d.qpos[:] = np.concatenate([[x0[0]], np.diff(np.concatenate([[0.0], x0[1:n + 1]]))])
-    d.qvel[:] = np.concatenate([[x0[n + 1]], np.diff(np.concatenate([[0.0], x0[n + 2:]]))])
+    d.qpos[:], d.qvel[:] = to_relative(x0, n)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     state0 = np.empty(mujoco.mj_stateSize(m, spec))
     mujoco.mj_getState(m, d, state0, spec)
@@ -97,7 +109,7 @@ def run(n, steps, dt=1e-3, flags=None):
     states, _ = rollout.rollout(m, d, state0[None], control[:, :check])
     final = states[0, -1]
     qpos, qvel = final[1:1 + m.nq], final[1 + m.nq:1 + m.nq + m.nv]
-    mj_x = np.concatenate([[qpos[0]], np.cumsum(qpos[1:]), [qvel[0]], np.cumsum(qvel[1:])])
+    mj_x = np.concatenate([from_relative(qpos), from_relative(qvel)])
     ours_x = mod.simulate((0, check * dt), x0, p, r, method="rk4", dt=dt,
                           t_eval=[check * dt]).x[-1]
     agree = np.allclose(mj_x, ours_x, rtol=1e-6, atol=1e-6)
