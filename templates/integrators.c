@@ -30,19 +30,30 @@ static int ${name}_f(${name}_integrator *s, double t, const double *x, double *d
     return ${name}_dynamics(t, x, s->p, s->r, dx);   /* inputs checked by init */
 }
 
-/* RMS of e scaled by atol + rtol max(|a|, |b|); four partial sums, since the
-   next step waits for this sum */
+/* one term of the error norm */
+static inline double ${name}_err_term(double e, double a, double b, double rtol, double atol)
+{
+    const double big = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    const double w = e / (atol + rtol * big);
+    return w * w;
+}
+
+/* RMS of e scaled by atol + rtol max(|a|, |b|). Two entries per pass into
+   four partial sums: the compiler pairs them into SSE2 lanes (one division
+   for two), and the next step waits on this sum, not on a serial one. */
 static double ${name}_err_norm(const double *e, const double *a, const double *b,
                                double rtol, double atol)
 {
-    double sum[4] = {0.0, 0.0, 0.0, 0.0};
-    int i;
-    for (i = 0; i < ${NAME}_NX; i++) {
-        const double big = fabs(a[i]) > fabs(b[i]) ? fabs(a[i]) : fabs(b[i]);
-        const double w = e[i] / (atol + rtol * big);
-        sum[i & 3] += w * w;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int i = 0;
+    for (; i + 3 < ${NAME}_NX; i += 4) {
+        s0 += ${name}_err_term(e[i], a[i], b[i], rtol, atol);
+        s1 += ${name}_err_term(e[i + 1], a[i + 1], b[i + 1], rtol, atol);
+        s2 += ${name}_err_term(e[i + 2], a[i + 2], b[i + 2], rtol, atol);
+        s3 += ${name}_err_term(e[i + 3], a[i + 3], b[i + 3], rtol, atol);
     }
-    return sqrt(((sum[0] + sum[1]) + (sum[2] + sum[3])) / ${NAME}_NX);
+    for (; i < ${NAME}_NX; i++) s0 += ${name}_err_term(e[i], a[i], b[i], rtol, atol);
+    return sqrt(((s0 + s1) + (s2 + s3)) / ${NAME}_NX);
 }
 
 int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const double *x0,
@@ -58,6 +69,7 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
             return ${NAME}_ERR_INPUT;
     s->method = method;
     s->t = t0;
+    s->t_want = -HUGE_VAL;                   /* until integrate_to: every step keeps a dense output */
     s->rtol = rtol;
     s->atol = atol;
     s->dt = dt;
@@ -186,14 +198,17 @@ static int ${name}_dopri5_step(${name}_integrator *s, int *accepted)
     fac = err > 0.0 ? 0.9 * pow(err, -0.2) : 10.0;
     if (fac > 10.0) fac = 10.0;
     if (!(err <= 1.0)) return ${name}_rejected(s, h, err, fac, accepted);   /* also NaN */
-    for (i = 0; i < ${NAME}_NX; i++) {          /* Hairer's dense output coefficients */
-        const double dy = ynew[i] - x[i], bspl = h * k1[i] - dy;
-        s->cont[i] = x[i];
-        s->cont[${NAME}_NX + i] = dy;
-        s->cont[2 * ${NAME}_NX + i] = bspl;
-        s->cont[3 * ${NAME}_NX + i] = dy - h * k7[i] - bspl;
-        s->cont[4 * ${NAME}_NX + i] = h * (d1 * k1[i] + d3 * k3[i] + d4 * k4[i] + d5 * k5[i]
-                                           + d6 * k6[i] + d7 * k7[i]);
+    if (t + h >= s->t_want)                    /* Hairer's dense output coefficients, for */
+        for (i = 0; i < ${NAME}_NX; i++) {     /* the step that reaches the requested time */
+            const double dy = ynew[i] - x[i], bspl = h * k1[i] - dy;
+            s->cont[i] = x[i];
+            s->cont[${NAME}_NX + i] = dy;
+            s->cont[2 * ${NAME}_NX + i] = bspl;
+            s->cont[3 * ${NAME}_NX + i] = dy - h * k7[i] - bspl;
+            s->cont[4 * ${NAME}_NX + i] = h * (d1 * k1[i] + d3 * k3[i] + d4 * k4[i] + d5 * k5[i]
+                                               + d6 * k6[i] + d7 * k7[i]);
+        }
+    for (i = 0; i < ${NAME}_NX; i++) {
         s->x[i] = ynew[i];
         s->f[i] = k7[i];                       /* first same as last */
     }
@@ -287,6 +302,7 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
             s->h = 1e-6 * (t_out - s->t > 1.0 ? t_out - s->t : 1.0);
         }
     }
+    s->t_want = t_out;                 /* only the step that reaches it needs a dense output */
     while (t_out > s->t) {
         int accepted;
         if (s->steps + s->rejected >= s->max_steps) return ${NAME}_ERR_STEPS;

@@ -33,6 +33,7 @@ typedef struct {
     double r[${NAME}_NR + 1];
     double x[${NAME}_NX], f[${NAME}_NX];   /* state and its derivative at t (FSAL) */
     double t_old, h_old;                   /* last accepted step, for dense output */
+    double t_want;                         /* the time integrate_to is heading for */
     double cont[5 * ${NAME}_NX];
     int have_step;
 } ${name}_integrator;
