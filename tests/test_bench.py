@@ -19,3 +19,14 @@ def test_quick_benchmark(tmp_path):
             assert tools[peer]["max_difference"] <= 1e-8 * 100
     assert (tmp_path / "results.md").read_text().count("| codegen |") == 3
     assert (tmp_path / "results.png").stat().st_size > 10_000
+
+
+def test_simulation_benchmark_agrees_with_its_peers():
+    """The simulation benchmark's own checks: MuJoCo's RK4 rollout of the same
+    model matches ours over 50 steps, solve_ivp matches our DOPRI5 at 1 s."""
+    from codegen.bench.simulate import run
+    row = run(2, steps=200, adaptive_rounds=1)
+    assert row["agree"], row["mj_diff"]
+    assert row["agree_ivp"]
+    assert row["dp_steps"] > 0 and row["ivp_steps"] > 0
+    assert row["ours"] > 0 and row["mujoco"] > 0 and row["best_ivp_ratio"] > 0
