@@ -158,6 +158,33 @@ def test_rhs_address_has_the_numbalsoda_signature(models):
         mod.callback_data(p)
 
 
+def test_numbalsoda_integrates_through_rhs_address(models):
+    """numbalsoda's LSODA and DOP853 on the compiled model through rhs_address
+    equal our DOPRI5; a failing RHS stops them. Skipped where numbalsoda is not
+    installed, except under CODEGEN_REQUIRE_NUMBALSODA=1 (.ci/run sets it)."""
+    if os.environ.get("CODEGEN_REQUIRE_NUMBALSODA") == "1":
+        import numbalsoda
+    else:
+        numbalsoda = pytest.importorskip("numbalsoda")
+    model, ga, mod, p, x0 = pend_setup(models)
+    r = [0.3]
+    t_eval = np.linspace(0.0, 1.0, 11)
+    data = mod.callback_data(p, r)
+    ours = mod.simulate((0, 1), x0, p, r, rtol=1e-12, atol=1e-12, t_eval=t_eval)
+    for solve in (numbalsoda.lsoda, numbalsoda.dop853):
+        usol, success = solve(mod.rhs_address, x0.copy(), t_eval, data=data, rtol=1e-11,
+                              atol=1e-11)
+        assert success, solve
+        assert np.allclose(usol, ours.x, rtol=1e-7, atol=1e-7), (solve, abs(usol - ours.x).max())
+    # a failing RHS (here: p not finite) fills du with NaN: LSODA reports success
+    # but its states are NaN; DOP853 rejects every step and stops
+    bad = mod.callback_data(p * np.array([np.nan] + [1.0] * (len(p) - 1)), r)
+    usol, success = numbalsoda.lsoda(mod.rhs_address, x0.copy(), t_eval, data=bad)
+    assert np.isnan(usol[1:]).all()
+    usol, success = numbalsoda.dop853(mod.rhs_address, x0.copy(), t_eval, data=bad)
+    assert not success
+
+
 def test_bad_simulate_arguments(models):
     model, ga, mod, p, x0 = pend_setup(models)
     r = [0.1]
