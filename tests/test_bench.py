@@ -30,3 +30,15 @@ def test_simulation_benchmark_agrees_with_its_peers():
     assert row["agree_ivp"]
     assert row["dp_steps"] > 0 and row["ivp_steps"] > 0
     assert row["ours"] > 0 and row["mujoco"] > 0 and row["best_ivp_ratio"] > 0
+
+
+def test_batch_benchmark_agrees_with_its_peers():
+    """The batch benchmark's checks at a small size: MuJoCo's batched rollout
+    matches simulate_batch after 50 steps; lambdify on arrays and a loop over
+    rhs match rhs_batch."""
+    from codegen.bench.batch import rhs_batch, rk4_batch
+    a = rk4_batch(2, runs=6, steps=60, rounds=1)
+    assert a["agree"], a["diff"]
+    assert a["ours"] > 0 and a["mujoco"] > 0 and a["ours1"] > 0 and a["mujoco1"] > 0
+    b = rhs_batch(2, states=300, rounds=1)
+    assert b["agree"] == {"lambdify": True, "loop": True}
