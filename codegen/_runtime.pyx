@@ -287,24 +287,35 @@ cdef class Dynamics:
         v = self._vector(r, self.nr, "r")
         return np.array([t0]), v.reshape(1, self.nr).copy()
 
-    cdef tuple _times(self, str method, t_span, dt, t_eval):
-        """(t0, t1, t_eval) checked: default outputs every dt (rk4) or 101 points."""
+    cdef tuple _run_args(self, str method, t_span, dt, t_eval, double rtol, double atol,
+                         long max_steps):
+        """A run's arguments checked; returns (t0, t1, t_eval), t_eval by
+        default every dt (rk4) or 101 points."""
         if method not in METHODS:
             raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
-        t0, t1 = (float(v) for v in t_span)
+        if max_steps < 1:
+            raise ValueError(f"{self.name}: max_steps must be at least 1, got {max_steps}")
+        if method != "rk4" and not (0 < rtol < np.inf and 0 < atol < np.inf):
+            raise ValueError(f"{self.name}: rtol and atol must be positive and finite, "
+                             f"got rtol = {rtol}, atol = {atol}")
+        try:
+            t0, t1 = (float(v) for v in t_span)
+        except (TypeError, ValueError):
+            t0 = t1 = np.nan
         if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-            raise ValueError(f"{self.name}: t_span must be finite with t_span[1] > t_span[0]")
+            raise ValueError(f"{self.name}: t_span must be two finite times (t0, t1) with t1 > t0, "
+                             f"got {t_span!r}")
         if method == "rk4":
-            if dt is None or not (dt > 0):
-                raise ValueError(f"{self.name}: rk4 needs a positive step dt")
+            if dt is None or not (0 < dt < np.inf):
+                raise ValueError(f"{self.name}: rk4 needs a positive, finite step dt, got {dt!r}")
             if t_eval is None:
                 t_eval = np.append(np.arange(t0, t1, dt), t1)
         elif t_eval is None:
             t_eval = np.linspace(t0, t1, 101)
         t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
-        if t_eval.ndim != 1 or len(t_eval) == 0 or np.any(np.diff(t_eval) < 0) \
-                or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
-            raise ValueError(f"{self.name}: t_eval must be ascending inside t_span")
+        if t_eval.ndim != 1 or len(t_eval) == 0 or not np.isfinite(t_eval).all() \
+                or np.any(np.diff(t_eval) < 0) or t_eval[0] < t0 or t_eval[len(t_eval) - 1] > t1:
+            raise ValueError(f"{self.name}: t_eval must be finite, ascending and inside t_span")
         return t0, t1, t_eval
 
     def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
@@ -322,7 +333,7 @@ cdef class Dynamics:
         part computed, with status -1.
         """
         from codegen.runtime import SimulationResult
-        t0, t1, t_eval = self._times(method, t_span, dt, t_eval)
+        t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         x0 = self._vector(x0, self.nx, "x0").copy()
         p = self._vector(p, self.np, "p")
         times, values = self._input_table(r, t0)
@@ -430,7 +441,7 @@ cdef class Dynamics:
         X of shape (N, len(t_eval), nx) and one status code per run (0 = ok;
         a failed run keeps NaN after its failure).
         """
-        t0, t1, t_eval = self._times(method, t_span, dt, t_eval)
+        t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         X0 = np.ascontiguousarray(X0, dtype=np.float64)
         if X0.ndim != 2 or X0.shape[1] != self.nx:
             raise ValueError(f"{self.name}: X0 must have shape (N, {self.nx}), got {X0.shape}")

@@ -188,8 +188,16 @@ def test_numbalsoda_integrates_through_rhs_address(models):
 def test_bad_simulate_arguments(models):
     model, ga, mod, p, x0 = pend_setup(models)
     r = [0.1]
-    with pytest.raises(ValueError, match="rk4 needs a positive step dt"):
-        mod.simulate((0, 1), x0, p, r, method="rk4")
+    for dt in (None, 0.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="rk4 needs a positive, finite step dt"):
+            mod.simulate((0, 1), x0, p, r, method="rk4", dt=dt)
+    for span in ((0, 1, 2), "ab", (0, np.inf)):
+        with pytest.raises(ValueError, match="t_span must be two finite times"):
+            mod.simulate(span, x0, p, r)
+    with pytest.raises(ValueError, match="t_eval must be finite, ascending and inside t_span"):
+        mod.simulate((0, 1), x0, p, r, t_eval=[0.0, np.nan])
+    with pytest.raises(ValueError, match="max_steps must be at least 1"):
+        mod.simulate((0, 1), x0, p, r, max_steps=0)
     with pytest.raises(ValueError, match="method must be one of"):
         mod.simulate((0, 1), x0, p, r, method="euler")
     with pytest.raises(TypeError, match="cannot call Python for r"):
@@ -198,10 +206,15 @@ def test_bad_simulate_arguments(models):
         mod.simulate((0, 1), x0, p)
     with pytest.raises(ValueError, match="input table needs"):
         mod.simulate((0, 1), x0, p, ([0, 1], [[0.0, 1.0, 2.0]]))
-    with pytest.raises(ValueError, match="t_eval must be ascending inside t_span"):
+    with pytest.raises(ValueError, match="t_eval must be finite, ascending and inside t_span"):
         mod.simulate((0, 1), x0, p, r, t_eval=[0.5, 2.0])
     with pytest.raises(ValueError, match="t_span"):
         mod.simulate((1, 0), x0, p, r)
+    for tol in (dict(rtol=-1.0), dict(atol=0.0), dict(rtol=np.nan)):
+        with pytest.raises(ValueError, match="rtol and atol must be positive and finite"):
+            mod.simulate((0, 1), x0, p, r, **tol)
+        with pytest.raises(ValueError, match="rtol and atol must be positive and finite"):
+            mod.simulate_batch((0, 1), x0[None], p, r, **tol)
     with pytest.raises(ValueError, match="x0 must have length"):
         mod.simulate((0, 1), x0[:-1], p, r)
     with pytest.raises(ValueError, match=r"p is not finite at \['g'\]"):
