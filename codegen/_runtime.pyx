@@ -259,6 +259,20 @@ cdef class Dynamics:
         return out
 
     # -- simulation in C ----------------------------------------------------------
+    cdef _check_start(self, double t0, x0, p, r0, str where=""):
+        """A constrained model's run starts on its constraints (to 1e-6, relative
+        to the state's size): the elimination keeps the residuals where they
+        start, so an off-constraint x0 would run a different mechanism."""
+        if not self.nc:
+            return
+        res = np.abs(self.residuals(t0, x0, p, r0))
+        tol = 1e-6 * (1.0 + np.abs(x0).max())
+        if res.max() > tol:
+            pos = res[:self.nh].max() if self.nh else 0.0
+            raise ValueError(f"{self.name}: {where}x0 is off the constraints (max|f| = {pos:.3g}, "
+                             f"max|A u - B| = {res[self.nh:].max():.3g}, allowed {tol:.1e}): "
+                             f"start from project(x0, p), the nearest consistent state")
+
     cdef tuple _input_table(self, r, double t0):
         """(times, values) of the specified inputs: a constant vector or a (times, values) table."""
         if self.nr == 0:
@@ -330,13 +344,15 @@ cdef class Dynamics:
         constant vector or a table (times, values) held piecewise constant
         (hold=True) or linearly interpolated. progress=True shows a tqdm bar if
         tqdm is installed. Ctrl-C stops at the next output point and returns the
-        part computed, with status -1.
+        part computed, with status -1. A model with run-time constraints must
+        start on them (to 1e-6): project(x0, p) gives the nearest such state.
         """
         from codegen.runtime import SimulationResult
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         x0 = self._vector(x0, self.nx, "x0").copy()
         p = self._vector(p, self.np, "p")
         times, values = self._input_table(r, t0)
+        self._check_start(t0, x0, p, values[0] if self.nr else None)
         cdef cnp.ndarray buf = np.zeros(self.integrator_size, dtype=np.uint8)
         cdef void *s = cnp.PyArray_DATA(buf)
         cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
@@ -448,6 +464,10 @@ cdef class Dynamics:
         cdef Py_ssize_t n = X0.shape[0], i, k
         Pm = self._rows(P, n, self.np, "P")
         Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
+        if self.nc:          # rows with a non-finite entry fail in C, with their status
+            for i in range(n):
+                if np.isfinite(X0[i]).all() and np.isfinite(Pm[i]).all() and np.isfinite(Rm[i]).all():
+                    self._check_start(t0, X0[i], Pm[i], Rm[i] if self.nr else None, f"row {i}: ")
         cdef Py_ssize_t m = len(t_eval)
         out = np.full((n, m, self.nx), np.nan)
         cdef cnp.ndarray bufs = np.zeros((max(n, 1), self.integrator_size), dtype=np.uint8)

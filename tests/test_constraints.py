@@ -174,6 +174,25 @@ def test_parallelogram_through_folded_configuration(mech, alpha, beta):
         assert sol.y[0, -1] > 12.0 and abs(sol.y[1]).max() < 1e-6    # still a parallelogram
 
 
+def test_simulation_starts_on_the_constraints(mech):
+    """simulate and simulate_batch refuse an x0 off the constraints (the
+    elimination would carry the violation along), naming the residuals; the
+    projected state runs, stays on the constraints, and a batch names its row."""
+    model, ga, mod = mech["four_bar"]
+    p = params(model, mod, alpha=5.0, beta=5.0)
+    guess = np.array(model.initial_state)
+    with pytest.raises(ValueError, match=r"x0 is off the constraints \(max\|f\| = .*project\(x0, p\)"):
+        mod.simulate((0, 1), guess, p)
+    x0 = mod.project(guess, p)
+    res = mod.simulate((0, 2), x0, p, rtol=1e-10, atol=1e-10)
+    assert res.success
+    assert max(abs(mod.residuals(0.0, x, p)).max() for x in res.x) < 1e-8
+    with pytest.raises(ValueError, match="row 1: x0 is off the constraints"):
+        mod.simulate_batch((0, 1), np.vstack([x0, guess]), p)
+    t, X, status = mod.simulate_batch((0, 1), np.vstack([x0, np.full_like(x0, np.nan)]), p)
+    assert list(status) == [0, 1]                       # a non-finite row fails with its status
+
+
 def test_project_reports_what_it_cannot_reach(mech):
     model, ga, mod = mech["four_bar"]
     p = params(model, mod)
