@@ -338,7 +338,7 @@ cdef class Dynamics:
         """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
 
         method: 'rk4' (fixed step dt, required), 'dopri5' (adaptive Dormand-Prince
-        5(4), rtol/atol, dense output) or 'rosenbrock' (linearly implicit 2(3) for
+        5(4), rtol/atol, dense output) or 'rosenbrock' (linearly implicit 4(3) for
         stiff models, finite-difference Jacobian). t_eval: output times (default:
         101 evenly spaced points; for rk4 every dt). r: the specified inputs, a
         constant vector or a table (times, values) held piecewise constant

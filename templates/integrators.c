@@ -25,9 +25,14 @@ static void ${name}_inputs_at(${name}_integrator *s, double t)
 
 static int ${name}_f(${name}_integrator *s, double t, const double *x, double *dx)
 {
+    int code;
     ${name}_inputs_at(s, t);
     s->nfev++;
-    return ${name}_dynamics(t, x, s->p, s->r, dx);   /* inputs checked by init */
+    code = ${name}_dynamics(t, x, s->p, s->r, dx);   /* inputs checked by init */
+    /* a stage state that is not finite is the integration overflowing, whatever
+       the dynamics then reports (a NaN pivot, say) */
+    if (code && !${name}_all_finite(x, ${NAME}_NX)) return ${NAME}_ERR_OUTPUT;
+    return code;
 }
 
 /* one term of the error norm */
@@ -215,27 +220,34 @@ static int ${name}_dopri5_step(${name}_integrator *s, int *accepted)
     return ${name}_accepted(s, t, h, fac, accepted);
 }
 
-/* one Rosenbrock 2(3) attempt (Shampine & Reichelt, ode23s) with a
-   finite-difference Jacobian; accepted steps keep a cubic Hermite dense output */
+/* one Rosenbrock 4(3) attempt: the Kaps-Rentrop form with Shampine's
+   coefficients (order 4, an embedded order-3 estimate; 3 RHS calls and one
+   LU of W = I / (gamma h) - J per attempt), J and df/dt by forward
+   differences. Accepted steps keep a cubic Hermite dense output, with
+   f at the new state (which the next step starts from). */
 static int ${name}_rosenbrock_step(${name}_integrator *s, int *accepted)
 {
-    const double d = 1.0 / (2.0 + sqrt(2.0)), e32 = 6.0 + sqrt(2.0);
+    static const double gam = 0.5, a21 = 2.0, a31 = 48.0 / 25.0, a32 = 6.0 / 25.0,
+        c21 = -8.0, c31 = 372.0 / 25.0, c32 = 12.0 / 5.0, c41 = -112.0 / 125.0,
+        c42 = -54.0 / 125.0, c43 = -2.0 / 5.0, b1 = 19.0 / 9.0, b2 = 0.5, b3 = 25.0 / 108.0,
+        b4 = 125.0 / 108.0, e1 = 17.0 / 54.0, e2 = 7.0 / 36.0, e4 = 125.0 / 108.0,
+        d1 = 0.5, d2 = -1.5, d3 = 121.0 / 50.0, d4 = 29.0 / 250.0, t2 = 1.0, t3 = 3.0 / 5.0;
     double W[${NAME}_NX * ${NAME}_NX], ft[${NAME}_NX], xp[${NAME}_NX], fp[${NAME}_NX];
-    double k1[${NAME}_NX], k2[${NAME}_NX], k3[${NAME}_NX], f1[${NAME}_NX], f2[${NAME}_NX];
+    double g1[${NAME}_NX], g2[${NAME}_NX], g3[${NAME}_NX], g4[${NAME}_NX], f1[${NAME}_NX];
     double y[${NAME}_NX], ynew[${NAME}_NX], e[${NAME}_NX];
     int piv[${NAME}_NX];
     const double h = s->h, t = s->t, *x = s->x, *f0 = s->f;
     double err, fac, dt;
     int i, j, code;
-    for (j = 0; j < ${NAME}_NX; j++) {           /* W = I - h d J, J by forward differences */
+    for (j = 0; j < ${NAME}_NX; j++) {           /* W = I / (gam h) - J, J by forward differences */
         const double dx = sqrt(2.2e-16) * (fabs(x[j]) > 1.0 ? fabs(x[j]) : 1.0);
         for (i = 0; i < ${NAME}_NX; i++) xp[i] = x[i];
         xp[j] += dx;
         if ((code = ${name}_f(s, t, xp, fp))) return code;
         for (i = 0; i < ${NAME}_NX; i++)
-            W[i * ${NAME}_NX + j] = (i == j ? 1.0 : 0.0) - h * d * (fp[i] - f0[i]) / dx;
+            W[i * ${NAME}_NX + j] = (i == j ? 1.0 / (gam * h) : 0.0) - (fp[i] - f0[i]) / dx;
     }
-    dt = sqrt(2.2e-16) * (fabs(t) > 1.0 ? fabs(t) : 1.0);   /* T = df/dt */
+    dt = sqrt(2.2e-16) * (fabs(t) > 1.0 ? fabs(t) : 1.0);   /* df/dt */
     if ((code = ${name}_f(s, t + dt, x, fp))) return code;
     for (i = 0; i < ${NAME}_NX; i++) ft[i] = (fp[i] - f0[i]) / dt;
     if (${name}_lu_decompose(${NAME}_NX, W, piv)) {
@@ -244,34 +256,39 @@ static int ${name}_rosenbrock_step(${name}_integrator *s, int *accepted)
         *accepted = 0;
         return s->h > 1e-14 * (fabs(t) > 1.0 ? fabs(t) : 1.0) ? ${NAME}_OK : ${NAME}_ERR_JACOBIAN;
     }
-    for (i = 0; i < ${NAME}_NX; i++) k1[i] = f0[i] + h * d * ft[i];
-    ${name}_lu_backsolve(${NAME}_NX, W, piv, k1);
-    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + 0.5 * h * k1[i];
-    if ((code = ${name}_f(s, t + 0.5 * h, y, f1))) return code;
-    for (i = 0; i < ${NAME}_NX; i++) k2[i] = f1[i] - k1[i];
-    ${name}_lu_backsolve(${NAME}_NX, W, piv, k2);
+    for (i = 0; i < ${NAME}_NX; i++) g1[i] = f0[i] + h * d1 * ft[i];
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, g1);
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + a21 * g1[i];
+    if ((code = ${name}_f(s, t + t2 * h, y, f1))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) g2[i] = f1[i] + h * d2 * ft[i] + c21 * g1[i] / h;
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, g2);
+    for (i = 0; i < ${NAME}_NX; i++) y[i] = x[i] + a31 * g1[i] + a32 * g2[i];
+    if ((code = ${name}_f(s, t + t3 * h, y, f1))) return code;
     for (i = 0; i < ${NAME}_NX; i++) {
-        k2[i] += k1[i];
-        ynew[i] = x[i] + h * k2[i];
+        g3[i] = f1[i] + h * d3 * ft[i] + (c31 * g1[i] + c32 * g2[i]) / h;
+        g4[i] = f1[i] + h * d4 * ft[i];        /* the last stage reuses the third's f */
     }
-    if ((code = ${name}_f(s, t + h, ynew, f2))) return code;
-    for (i = 0; i < ${NAME}_NX; i++)
-        k3[i] = f2[i] - e32 * (k2[i] - f1[i]) - 2.0 * (k1[i] - f0[i]) + h * d * ft[i];
-    ${name}_lu_backsolve(${NAME}_NX, W, piv, k3);
-    for (i = 0; i < ${NAME}_NX; i++) e[i] = h / 6.0 * (k1[i] - 2.0 * k2[i] + k3[i]);
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, g3);
+    for (i = 0; i < ${NAME}_NX; i++) g4[i] += (c41 * g1[i] + c42 * g2[i] + c43 * g3[i]) / h;
+    ${name}_lu_backsolve(${NAME}_NX, W, piv, g4);
+    for (i = 0; i < ${NAME}_NX; i++) {
+        ynew[i] = x[i] + b1 * g1[i] + b2 * g2[i] + b3 * g3[i] + b4 * g4[i];
+        e[i] = e1 * g1[i] + e2 * g2[i] + e4 * g4[i];
+    }
     err = ${name}_err_norm(e, x, ynew, s->rtol, s->atol);
-    fac = err > 0.0 ? 0.8 * pow(err, -1.0 / 3.0) : 5.0;
+    fac = err > 0.0 ? 0.9 * pow(err, -0.25) : 5.0;
     if (fac > 5.0) fac = 5.0;
     if (!(err <= 1.0)) return ${name}_rejected(s, h, err, fac, accepted);
-    for (i = 0; i < ${NAME}_NX; i++) {          /* cubic Hermite between (x, f0) and (ynew, f2) */
+    if ((code = ${name}_f(s, t + h, ynew, f1))) return code;
+    for (i = 0; i < ${NAME}_NX; i++) {          /* cubic Hermite between (x, f0) and (ynew, f1) */
         const double dy = ynew[i] - x[i];
         s->cont[i] = x[i];
         s->cont[${NAME}_NX + i] = dy;
         s->cont[2 * ${NAME}_NX + i] = h * f0[i] - dy;
-        s->cont[3 * ${NAME}_NX + i] = dy - h * f2[i] - (h * f0[i] - dy);
+        s->cont[3 * ${NAME}_NX + i] = dy - h * f1[i] - (h * f0[i] - dy);
         s->cont[4 * ${NAME}_NX + i] = 0.0;
         s->x[i] = ynew[i];
-        s->f[i] = f2[i];
+        s->f[i] = f1[i];
     }
     return ${name}_accepted(s, t, h, fac, accepted);
 }

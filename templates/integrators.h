@@ -1,8 +1,9 @@
 
 /*
  * Integrators over ${name}_rhs, in C: fixed-step RK4, adaptive Dormand-Prince
- * 5(4) with dense output, and the linearly implicit Rosenbrock 2(3) of
- * Shampine (MATLAB's ode23s; finite-difference Jacobian) for stiff models.
+ * 5(4) with dense output, and a linearly implicit Rosenbrock 4(3) (the
+ * Kaps-Rentrop form with Shampine's coefficients; finite-difference
+ * Jacobian) for stiff models.
  * All state lives in the caller's ${name}_integrator: reentrant, no allocation.
  *
  *   ${name}_integrator s;
@@ -21,7 +22,7 @@
 /* integrate_to return codes beyond those of ${name}_rhs */
 #define ${NAME}_ERR_STEPS 5      /* max_steps reached */
 #define ${NAME}_ERR_STEPSIZE 6   /* step size underflow (stiff or singular) */
-#define ${NAME}_ERR_JACOBIAN 7   /* Rosenbrock: I - h d J is singular */
+#define ${NAME}_ERR_JACOBIAN 7   /* Rosenbrock: I / (gamma h) - J is singular */
 
 typedef struct {
     int method;

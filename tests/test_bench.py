@@ -42,3 +42,14 @@ def test_batch_benchmark_agrees_with_its_peers():
     assert a["ours"] > 0 and a["mujoco"] > 0 and a["ours1"] > 0 and a["mujoco1"] > 0
     b = rhs_batch(2, states=300, rounds=1)
     assert b["agree"] == {"lambdify": True, "loop": True}
+
+
+def test_stiff_benchmark_runs_every_solver():
+    """The stiff benchmark at one tolerance: every solver succeeds (each asserts
+    it) and lands near the reference; ours within rtol of it."""
+    from codegen.bench.stiff import run
+    row = run([1e-6], rounds=1)[0]
+    assert {"ours", "Radau", "BDF", "LSODA"} <= set(row)
+    for name in set(row) - {"tol"}:
+        assert row[name]["error"] < 1e-3, (name, row[name])
+    assert row["ours"]["error"] < 1e-4
