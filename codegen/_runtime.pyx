@@ -440,7 +440,7 @@ cdef class Dynamics:
         if A.ndim == 1:
             if A.shape[0] != width:
                 raise ValueError(f"{self.name}: {what} must have {width} entries per row, got {A.shape[0]}")
-            A = np.ascontiguousarray(np.broadcast_to(A, (n, width)))
+            A = np.broadcast_to(A, (n, width)).copy()      # writable, also for n = 0
         if A.shape != (n, width):
             raise ValueError(f"{self.name}: {what} must have shape ({n}, {width}) or ({width},), "
                              f"got {A.shape}")

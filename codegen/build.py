@@ -178,6 +178,16 @@ def _prepare_dir(output_dir, name: str) -> Path:
     return target
 
 
+def checked_flags(flags) -> tuple:
+    """flags as a tuple of strings (PORTABLE_FLAGS for None); a single string
+    is refused, since it would be taken letter by letter."""
+    if flags is None:
+        return tuple(PORTABLE_FLAGS)
+    if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
+        raise TypeError(f"flags must be a sequence of strings (one flag each), got {flags!r}")
+    return tuple(flags)
+
+
 def compile_library(files: dict, c_sources: list, module: str, flags, target: Path,
                     include_dirs=(), what: str = "model") -> Path:
     """Build C sources as a shared library in a private folder under target.
@@ -293,7 +303,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         With ``rhs``, ``mass_matrix``, ``forcing``, ``states``, ``constants``,
         ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
     """
-    flags = PORTABLE_FLAGS if flags is None else tuple(flags)
+    flags = checked_flags(flags)
     t0 = time.perf_counter()
     eq = neutral_equations(eom, name, constants, specifieds)
     target = _prepare_dir(output_dir, name)

@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 from . import __version__
-from .build import (PORTABLE_FLAGS, _atomic_write, _prepare_dir, compile_library,
+from .build import (PORTABLE_FLAGS, _atomic_write, _prepare_dir, checked_flags, compile_library,
                     equations_key, neutral_equations)
 from .emit import TEMPLATE_DIR, emit, template
 from .kernel import build_programs
@@ -127,6 +127,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     platform (binaries/linux64 on Linux x86-64). The FMI 2.0 headers come
     from templates/fmi2 (Modelica Association, 2-clause BSD).
     """
+    flags = checked_flags(flags)
     eq, key, sources = _sources(eom, name, constants, specifieds, rank_rtol)
     start = _start_values(eq, start_values)
     parent = Path(output_dir).resolve()

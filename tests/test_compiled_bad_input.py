@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from codegen import BuildError, DynamicsError, GibbsAppellMethod, examples as ex, generate
+from codegen import BuildError, DynamicsError, GibbsAppellMethod, examples as ex, export_fmu, generate
 
 X = np.array([0.1, 1.2, 0.3, 0.5, -0.4, 2.0])
 P = np.array([9.81, 1.0, 0.5])
@@ -119,6 +119,16 @@ def test_compiler_failure_shows_stderr_and_sources(tmp_path):
     failed = tmp_path / "broken" / "failed-build"
     assert (failed / "broken.c").is_file()
     assert not (tmp_path / "broken" / "manifest.json").exists()   # no half-built model
+
+
+def test_flags_must_be_a_list_of_strings(tmp_path):
+    ga = GibbsAppellMethod(**ex.dumbbell().kwargs)
+    for flags in ("-O2", ["-O2", 3]):
+        with pytest.raises(TypeError, match="flags must be a sequence of strings"):
+            generate(ga, "flagged", output_dir=tmp_path, flags=flags)
+        with pytest.raises(TypeError, match="flags must be a sequence of strings"):
+            export_fmu(ga, "flagged", tmp_path, flags=flags)
+    assert not any(tmp_path.iterdir())                       # nothing written
 
 
 def test_output_dir_that_cannot_be_made(tmp_path):

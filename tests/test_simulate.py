@@ -214,6 +214,14 @@ def test_numbalsoda_integrates_through_rhs_address(models):
     assert not success
 
 
+def test_empty_batches(models):
+    """Zero rows in, zero rows out (P and R broadcast to no rows)."""
+    model, ga, mod, p, x0 = pend_setup(models)
+    assert mod.rhs_batch(0.0, np.ones((0, mod.nx)), p, [0.0]).shape == (0, mod.nx)
+    t, X, status = mod.simulate_batch((0, 1), np.ones((0, mod.nx)), p, [0.0], t_eval=[0.0, 1.0])
+    assert X.shape == (0, 2, mod.nx) and status.shape == (0,)
+
+
 def test_bad_simulate_arguments(models):
     model, ga, mod, p, x0 = pend_setup(models)
     r = [0.1]
