@@ -14,6 +14,7 @@ chain[:n], offset_pendulum, chaplygin_sleigh. A file.py must define
 from __future__ import annotations
 
 import argparse
+import inspect
 import runpy
 import sys
 import time
@@ -38,7 +39,13 @@ def _model(spec: str) -> examples.Model:
         raise SystemExit(f"unknown example {name!r}; choose from {', '.join(examples.EXAMPLES)} "
                          f"or give a file.py")
     builder = examples.EXAMPLES[name]
-    return builder(int(arg)) if arg else builder()
+    if not arg:
+        return builder()
+    if next(iter(inspect.signature(builder).parameters), None) != "n":
+        raise SystemExit(f"example {name!r} has no size: give it as {name!r} alone")
+    if not (arg.isdigit() and int(arg) >= 1):
+        raise SystemExit(f"{spec!r}: the size after ':' must be a positive integer, e.g. {name}:4")
+    return builder(int(arg))
 
 
 def show(args) -> int:

@@ -3,6 +3,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 
 def run(*args, cwd=None):
     out = subprocess.run([sys.executable, "-m", "codegen", *args], capture_output=True,
@@ -34,6 +36,17 @@ def test_unknown_example_is_refused():
     out = subprocess.run([sys.executable, "-m", "codegen", "build", "no_such_model"],
                          capture_output=True, text=True)
     assert out.returncode != 0 and "unknown example 'no_such_model'" in out.stderr
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("pendulum:x", "the size after ':' must be a positive integer"),
+    ("pendulum:0", "the size after ':' must be a positive integer"),
+    ("four_bar:3", "example 'four_bar' has no size"),
+])
+def test_bad_example_size_is_refused(spec, message):
+    out = subprocess.run([sys.executable, "-m", "codegen", "show", spec],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and message in out.stderr and "Traceback" not in out.stderr
 
 
 def test_show_prints_equations():
