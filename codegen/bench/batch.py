@@ -30,7 +30,7 @@ import sympy as sm
 from codegen import GibbsAppellMethod, generate
 from codegen.examples import n_pendulum_on_cart
 
-from .simulate import alternate, from_relative, mjcf, to_relative
+from .simulate import alternate, mj_state, mjcf, ours_from_mj
 
 
 def _start_states(n, runs, rng):
@@ -51,12 +51,7 @@ def rk4_batch(n, runs, steps, dt=1e-3, rounds=5):
     m = mujoco.MjModel.from_xml_string(mjcf(n, vals, dt))
     threads = os.cpu_count() or 1
     datas = [mujoco.MjData(m) for _ in range(threads)]
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    states0 = np.empty((runs, mujoco.mj_stateSize(m, spec)))
-    for i, x0 in enumerate(X0):
-        datas[0].qpos[:], datas[0].qvel[:] = to_relative(x0, n)
-        mujoco.mj_forward(m, datas[0])
-        mujoco.mj_getState(m, datas[0], states0[i], spec)
+    states0 = np.array([mj_state(m, datas[0], x0) for x0 in X0])
 
     def ours_batch(k=steps):
         t, X, status = mod.simulate_batch((0, k * dt), X0, p, [force], method="rk4", dt=dt,
@@ -72,9 +67,7 @@ def rk4_batch(n, runs, steps, dt=1e-3, rounds=5):
         return rollout.rollout(m, data, states0, np.full((runs, k, 1), force))[0]
 
     check = 50                       # the pendulum is chaotic over long runs: compare early
-    final = mj(datas, check)[:, -1]
-    mj_x = np.array([np.concatenate([from_relative(s[1:1 + m.nq]),
-                                     from_relative(s[1 + m.nq:1 + m.nq + m.nv])]) for s in final])
+    mj_x = np.array([ours_from_mj(m, s) for s in mj(datas, check)[:, -1]])
     diff = abs(mj_x - ours_batch(check)).max()
     if diff > 1e-6:
         return dict(n=n, runs=runs, steps=steps, threads=threads, agree=False, diff=diff)

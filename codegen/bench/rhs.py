@@ -108,16 +108,14 @@ elif tool == "symengine":
 elif tool == "mujoco":
     import mujoco
     from mujoco import rollout
-    from codegen.bench.simulate import from_relative, mjcf, to_relative
+    from codegen.bench.simulate import from_relative, mj_state, mjcf
     m = mujoco.MjModel.from_xml_string(mjcf(n, vals, 1e-3))
     d = mujoco.MjData(m)
-    d.qpos[:], d.qvel[:] = to_relative(x, n)
+    s0 = mj_state(m, d, x)
     d.ctrl[:] = r
     res["call"] = best(lambda: mujoco.mj_forward(m, d), 20000)
     mujoco.mj_forward(m, d)
     res["xdot"] = np.concatenate([x[n + 1:], from_relative(d.qacc)]).tolist()
-    spec_ = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    s0 = np.empty(mujoco.mj_stateSize(m, spec_)); mujoco.mj_getState(m, d, s0, spec_)
     ctrl = np.full((1, 2000, 1), r[0])
     t0 = time.perf_counter(); rollout.rollout(m, d, s0[None], ctrl)
     res["rk4_steps_per_s"] = 2000 / (time.perf_counter() - t0)

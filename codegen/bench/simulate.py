@@ -72,6 +72,22 @@ class Timing(NamedTuple):
     result: object
 
 
+def mj_state(m, d, x):
+    """MuJoCo's full physics state (for rollout) at our state x, set into d."""
+    import mujoco
+    d.qpos[:], d.qvel[:] = to_relative(x, m.nq - 1)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.empty(mujoco.mj_stateSize(m, spec))
+    mujoco.mj_getState(m, d, state, spec)
+    return state
+
+
+def ours_from_mj(m, state):
+    """Our state from a MuJoCo full physics state (time, qpos, qvel, ...)."""
+    return np.concatenate([from_relative(state[1:1 + m.nq]),
+                           from_relative(state[1 + m.nq:1 + m.nq + m.nv])])
+
+
 def alternate(a, b, rounds=7):
     """Timings (median, best) and the results of a and b, timed in alternation
     after a warm-up."""
@@ -103,10 +119,7 @@ def run(n, steps, dt=1e-3, flags=None, adaptive_rounds=3):
 
     m = mujoco.MjModel.from_xml_string(mjcf(n, vals, dt))
     d = mujoco.MjData(m)
-    d.qpos[:], d.qvel[:] = to_relative(x0, n)
-    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    state0 = np.empty(mujoco.mj_stateSize(m, spec))
-    mujoco.mj_getState(m, d, state0, spec)
+    state0 = mj_state(m, d, x0)
     control = np.full((1, steps, 1), force)
     ours, mj = alternate(
         lambda: mod.simulate((0, T), x0, p, r, method="rk4", dt=dt, t_eval=[T]),
@@ -116,9 +129,7 @@ def run(n, steps, dt=1e-3, flags=None, adaptive_rounds=3):
     # and MuJoCo's bodies carry a rotational inertia of 1e-12)
     check = 50
     states, _ = rollout.rollout(m, d, state0[None], control[:, :check])
-    final = states[0, -1]
-    qpos, qvel = final[1:1 + m.nq], final[1 + m.nq:1 + m.nq + m.nv]
-    mj_x = np.concatenate([from_relative(qpos), from_relative(qvel)])
+    mj_x = ours_from_mj(m, states[0, -1])
     ours_x = mod.simulate((0, check * dt), x0, p, r, method="rk4", dt=dt,
                           t_eval=[check * dt]).x[-1]
     agree = np.allclose(mj_x, ours_x, rtol=1e-6, atol=1e-6)
