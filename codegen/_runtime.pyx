@@ -27,14 +27,20 @@ ctypedef int (*init_t)(void *, int, double, const double *, const double *, int,
                        const double *, double, double, double) noexcept nogil
 ctypedef int (*step_to_t)(void *, double, double *) noexcept nogil
 ctypedef size_t (*size_t_fn)() noexcept nogil
-ctypedef void (*stats_t)(const void *, long *, long *, long *) noexcept nogil
-ctypedef void (*set_t)(void *, long, int) noexcept nogil
+ctypedef void (*stats_t)(const void *, long *, long *, long *, double *) noexcept nogil
+ctypedef void (*set_t)(void *, long, int, long) noexcept nogil
 
 METHODS = {"rk4": 0, "dopri5": 1, "rosenbrock": 2}
 STATUS = {0: "ok", 1: "non-finite input", 2: "mass matrix not positive definite",
           3: "non-finite result", 4: "constraint SVD did not converge",
           5: "max_steps reached", 6: "step size underflow", 7: "singular Newton matrix",
           -1: "interrupted"}
+# integrate_to's "step budget of this call spent" (templates/integrators.h), and the
+# budget simulate gives each call: Ctrl-C and the progress bar are served within
+# that many steps however far apart the output times are
+cdef enum:
+    PAUSED = 8
+    PAUSE_STEPS = 2000
 
 cdef double _EMPTY[1]
 
@@ -60,6 +66,19 @@ cdef bint _ascending_within(const double[::1] v, double lo, double hi) noexcept:
             return False
         prev = v[i]
     return True
+
+
+def _progress_bar(name, double t0, double t1):
+    """A tqdm bar over the simulated time, or None (with a warning) without tqdm."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        import warnings
+        warnings.warn("progress=True needs tqdm (pip install tqdm); running without a bar",
+                      stacklevel=3)
+        return None
+    return tqdm(total=t1 - t0, desc=name, unit="s (simulated)",
+                bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s [{elapsed}<{remaining}]")
 
 
 cdef class Dynamics:
@@ -374,34 +393,33 @@ cdef class Dynamics:
             if code == 1:
                 self._fail(1, t0, x0, p, values[0] if self.nr else None)
             self._fail(code, t0, x0, p, None)
-        self._set(s, max_steps, 1 if hold else 0)
-        bar = None
-        if progress:
-            try:
-                from tqdm import tqdm
-                bar = tqdm(total=len(t_eval), desc=self.name, unit="pt")
-            except ImportError:
-                bar = None
+        self._set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
+        bar = _progress_bar(self.name, t0, t1) if progress else None
         cdef Py_ssize_t k, done = 0
+        cdef long steps = 0, rejected = 0, nfev = 0
+        cdef double t_now = t0
         status = 0
         try:
             for k in range(len(t_eval)):
-                with nogil:
-                    code = self._step_to(s, tv[k], &xv[k, 0])
+                while True:
+                    with nogil:
+                        code = self._step_to(s, tv[k], &xv[k, 0])
+                    if bar is not None:
+                        self._stats(s, &steps, &rejected, &nfev, &t_now)
+                        bar.update(min(t_now, t1) - t0 - bar.n)
+                    PyErr_CheckSignals()
+                    if code != PAUSED:
+                        break
                 if code:
                     status = code
                     break
                 done = k + 1
-                if bar is not None:
-                    bar.update(1)
-                PyErr_CheckSignals()
         except KeyboardInterrupt:
             status = -1
         finally:
             if bar is not None:
                 bar.close()
-        cdef long steps = 0, rejected = 0, nfev = 0
-        self._stats(s, &steps, &rejected, &nfev)
+        self._stats(s, &steps, &rejected, &nfev, &t_now)
         return SimulationResult(t=t_eval[:done].copy(), x=xs[:done].copy(), states=list(self.states),
                                 status=status, message=STATUS.get(status, f"error {status}"),
                                 nsteps=steps, nrejected=rejected, nfev=nfev, method=method)
@@ -499,7 +517,7 @@ cdef class Dynamics:
             code = init(s, meth, start, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], nr_table,
                         &t_table[0], &rv[i, 0], rtol, atol, h)
             if code == 0:
-                setter(s, max_steps, 1)
+                setter(s, max_steps, 1, 0)
                 for k in range(m):
                     code = step_to(s, tv[k], &ov[i, k, 0])
                     if code != 0:

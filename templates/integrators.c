@@ -80,6 +80,7 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
     s->dt = dt;
     s->h = dt;
     s->max_steps = 10000000L;
+    s->pause = 0;
     s->steps = s->rejected = s->nfev = 0;
     s->p = p;
     s->n_table = n_table;
@@ -296,6 +297,8 @@ static int ${name}_rosenbrock_step(${name}_integrator *s, int *accepted)
 int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
 {
     int i, code;
+    /* steps + rejected at which this call pauses (never without a budget) */
+    const long pause_at = s->pause > 0 ? s->steps + s->rejected + s->pause : -1;
     if (!(t_out == t_out)) return ${NAME}_ERR_INPUT;
     if (t_out < (s->have_step ? s->t_old : s->t)) return ${NAME}_ERR_INPUT;   /* forward only */
     if (s->method == ${NAME}_RK4) {
@@ -303,6 +306,7 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
             double h = s->dt;
             if (s->t + h > t_out) h = t_out - s->t;      /* land on t_out */
             if (s->steps >= s->max_steps) return ${NAME}_ERR_STEPS;
+            if (s->steps == pause_at) return ${NAME}_PAUSED;
             if ((code = ${name}_rk4_step(s, h))) return code;
         }
         for (i = 0; i < ${NAME}_NX; i++) x_out[i] = s->x[i];
@@ -323,6 +327,7 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
     while (t_out > s->t) {
         int accepted;
         if (s->steps + s->rejected >= s->max_steps) return ${NAME}_ERR_STEPS;
+        if (s->steps + s->rejected == pause_at) return ${NAME}_PAUSED;
         if (s->h < 1e-14 * (fabs(s->t) > 1.0 ? fabs(s->t) : 1.0)) return ${NAME}_ERR_STEPSIZE;
         code = s->method == ${NAME}_DOPRI5 ? ${name}_dopri5_step(s, &accepted)
                                              : ${name}_rosenbrock_step(s, &accepted);
@@ -340,17 +345,20 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
 
 size_t ${name}_integrator_size(void) { return sizeof(${name}_integrator); }
 
-void ${name}_integrator_stats(const ${name}_integrator *s, long *steps, long *rejected, long *nfev)
+void ${name}_integrator_stats(const ${name}_integrator *s, long *steps, long *rejected, long *nfev,
+                              double *t)
 {
     *steps = s->steps;
     *rejected = s->rejected;
     *nfev = s->nfev;
+    *t = s->t;
 }
 
-void ${name}_integrator_set(${name}_integrator *s, long max_steps, int hold)
+void ${name}_integrator_set(${name}_integrator *s, long max_steps, int hold, long pause)
 {
     s->max_steps = max_steps;
     s->hold = hold;
+    s->pause = pause;
 }
 
 /* ${name}_rhs with the signature numbalsoda (and other C solvers) take:

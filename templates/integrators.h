@@ -23,11 +23,15 @@
 #define ${NAME}_ERR_STEPS 5      /* max_steps reached */
 #define ${NAME}_ERR_STEPSIZE 6   /* step size underflow (stiff or singular) */
 #define ${NAME}_ERR_JACOBIAN 7   /* Rosenbrock: I / (gamma h) - J is singular */
+/* not an error: the call's step budget (integrator_set) ran out before t_out;
+   the run is intact, and calling integrate_to again with the same t_out goes on */
+#define ${NAME}_PAUSED 8
 
 typedef struct {
     int method;
     double t, h, rtol, atol, dt;     /* dt: RK4 step, h: next adaptive step */
     long max_steps, steps, rejected, nfev;
+    long pause;                      /* steps per integrate_to call, 0 = no limit */
     const double *p;
     int n_table, hold;
     const double *t_table, *r_table;
@@ -51,16 +55,23 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
    before the last step; ${NAME}_ERR_INPUT otherwise). The adaptive methods
    step past t_out and interpolate. max_steps (default 10^7
    after init) bounds the accepted plus rejected steps of the whole run.
+   With a step budget per call (integrator_set), ${NAME}_PAUSED says it ran
+   out first: the caller can look at the time reached (integrator_stats),
+   check for an interrupt or update a progress display, and call again; the
+   steps, and so the results, are the same as without the budget.
    ${NAME}_ERR_OUTPUT: an RHS result, an accepted state or x_out is not
    finite (e.g. a state that overflowed). */
 int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out);
 
 /* sizeof(${name}_integrator), for callers that allocate it opaquely */
 size_t ${name}_integrator_size(void);
-/* accepted steps, rejected steps and rhs evaluations so far */
-void ${name}_integrator_stats(const ${name}_integrator *s, long *steps, long *rejected, long *nfev);
-/* the step budget of the run, and 1 = hold inputs piecewise constant, 0 = interpolate */
-void ${name}_integrator_set(${name}_integrator *s, long max_steps, int hold);
+/* accepted steps, rejected steps, rhs evaluations and the time reached so far */
+void ${name}_integrator_stats(const ${name}_integrator *s, long *steps, long *rejected, long *nfev,
+                              double *t);
+/* the step budget of the run; 1 = hold inputs piecewise constant, 0 = interpolate;
+   the steps one integrate_to call may take before it returns ${NAME}_PAUSED
+   (0 = no limit, the default after init) */
+void ${name}_integrator_set(${name}_integrator *s, long max_steps, int hold, long pause);
 
 /* ${name}_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's
    signature) with data = [p, r]; du is NaN where ${name}_rhs fails. */

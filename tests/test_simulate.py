@@ -168,6 +168,57 @@ def test_ctrl_c_stops_cleanly(models):
     assert 0 < len(res.t) < 200001 and np.isfinite(res.x).all()
 
 
+def test_ctrl_c_stops_between_far_output_times(models):
+    """One output time 10^5 s away: the C loop hands back control every few
+    thousand steps, so Ctrl-C stops it long before it gets there."""
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        res = mod.simulate((0, 1e5), [1.0, 0.0], p, rtol=1e-10, atol=1e-12, t_eval=[1e5])
+    finally:
+        timer.cancel()
+    assert res.status == -1 and len(res.t) == 0 and res.nsteps > 0
+
+
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock"])
+def test_paused_runs_equal_unpaused(models, method):
+    """simulate pauses its C loop every 2000 steps (for Ctrl-C and the bar);
+    simulate_batch never does: the two give the same bits over runs of many
+    pauses between output times."""
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    T, tol = dict(rk4=(0.02, 1e-9), dopri5=(0.5, 1e-9), rosenbrock=(1.0, 1e-12))[method]
+    opts = dict(method=method, rtol=tol, atol=tol / 100, dt=1e-6 if method == "rk4" else None,
+                t_eval=[0.0, T / 5, T])
+    one = mod.simulate((0, T), [1.0, 0.0], p, **opts)
+    assert one.success and one.nsteps > 3 * 2000
+    _, X, status = mod.simulate_batch((0, T), [[1.0, 0.0]], p, **opts)
+    assert status[0] == 0 and np.array_equal(one.x, X[0])
+
+
+def test_progress_bar(models, capsys):
+    pytest.importorskip("tqdm")
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    plain = mod.simulate((0, 2), [1.0, 0.0], p, rtol=1e-10, atol=1e-12, t_eval=[2.0])
+    shown = mod.simulate((0, 2), [1.0, 0.0], p, rtol=1e-10, atol=1e-12, t_eval=[2.0], progress=True)
+    err = capsys.readouterr().err
+    assert "spring" in err and "100%" in err and "2/2 s" in err
+    assert np.array_equal(plain.x, shown.x)
+
+
+def test_progress_without_tqdm_warns(models, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "tqdm", None)              # import tqdm raises ImportError
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    with pytest.warns(UserWarning, match="needs tqdm"):
+        res = mod.simulate((0, 1), [1.0, 0.0], p, progress=True)
+    assert res.success
+
+
 def test_rhs_address_has_the_numbalsoda_signature(models):
     model, ga, mod, p, x0 = pend_setup(models)
     proto = ctypes.CFUNCTYPE(None, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
