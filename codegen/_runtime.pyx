@@ -13,7 +13,14 @@ reads the data pointer directly, without a copy or a memoryview.
 """
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
+
+cdef extern from "Python.h":
+    # the same two functions without Cython's exception propagation, for the
+    # parallel loop: an interrupt there becomes a status, not a raise mid-loop
+    int _signals_pending "PyErr_CheckSignals"()
+    void _clear_error "PyErr_Clear"()
+
 import numpy as np
 
 from codegen.errors import ConvergenceError, DynamicsError
@@ -482,7 +489,9 @@ cdef class Dynamics:
         X0: (N, nx) initial states; P: (np,) or (N, np); R: constant inputs,
         (nr,) or (N, nr). t_eval as in simulate. Returns (t_eval, X, status):
         X of shape (N, len(t_eval), nx) and one status code per run (0 = ok;
-        a failed run keeps NaN after its failure).
+        a failed run keeps NaN after its failure). Ctrl-C stops every run within
+        a few thousand steps and returns what is done: the runs it cut short, or
+        that had not started, have status -1.
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         X0 = np.ascontiguousarray(X0, dtype=np.float64)
@@ -512,14 +521,29 @@ cdef class Dynamics:
         cdef set_t setter = self._set
         cdef void *s
         cdef double start = t0
+        cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
         for i in prange(n, nogil=True, schedule="dynamic"):
+            if stop[0]:
+                codes[i] = -1                          # interrupted before it started
+                continue
             s = <void *>(base + i * size)
             code = init(s, meth, start, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], nr_table,
                         &t_table[0], &rv[i, 0], rtol, atol, h)
             if code == 0:
-                setter(s, max_steps, 1, 0)
+                setter(s, max_steps, 1, PAUSE_STEPS)
                 for k in range(m):
-                    code = step_to(s, tv[k], &ov[i, k, 0])
+                    while True:
+                        code = step_to(s, tv[k], &ov[i, k, 0])
+                        if code != PAUSED:
+                            break
+                        if threadid() == 0:            # the calling thread, where signals land
+                            with gil:
+                                if _signals_pending() != 0:
+                                    _clear_error()
+                                    stop[0] = 1
+                        if stop[0]:
+                            code = -1
+                            break
                     if code != 0:
                         break
             codes[i] = code

@@ -67,6 +67,21 @@ def test_strict_c99_and_cxx(exported, name):
     assert out[1] == mod.states[0]
 
 
+def test_paused_integration_equals_unpaused(exported):
+    """The C contract behind Ctrl-C and the progress bar: a step budget per
+    integrate_to call changes nothing but the number of calls."""
+    model, ga, folder, mod = exported["pend"]
+    defs = ['-DMODEL_HEADER="pend.h"', "-DM=pend", "-DMODEL_NX=PEND_NX", "-DMODEL_NP=PEND_NP",
+            "-DMODEL_NR=PEND_NR", "-DMODEL_PAUSED=PEND_PAUSED"]
+    run([CC, "-std=c99", "-Wall", "-Werror", "-O2", "-I.", *defs,
+         os.path.join(HERE, "c", "pause_harness.c"), "pend.c", "-lm", "-o", "pause_harness"], folder)
+    rows = [line.split() for line in run(["./pause_harness"], folder).splitlines()]
+    assert [r[0] for r in rows] == ["0", "1", "2"]              # rk4, dopri5, rosenbrock
+    for method, code_a, code_b, same, steps, pauses in rows:
+        assert code_a == code_b == "0" and same == "1", rows
+        assert int(pauses) >= int(steps) // 7 - 4 > 0              # it did pause, many times
+
+
 def python_rk4(mod, x0, p, r, h, n):
     xs = [np.array(x0, dtype=float)]
     x = xs[0].copy()

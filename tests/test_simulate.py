@@ -182,11 +182,28 @@ def test_ctrl_c_stops_between_far_output_times(models):
     assert res.status == -1 and len(res.t) == 0 and res.nsteps > 0
 
 
+def test_ctrl_c_stops_a_batch(models):
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        t, X, status = mod.simulate_batch((0, 1e4), np.tile([1.0, 0.0], (8, 1)), p, rtol=1e-10,
+                                          atol=1e-12, t_eval=[0.0, 1e-3, 1e4])
+    finally:
+        timer.cancel()
+    assert np.all(status == -1)                                  # cut short or never started
+    started = np.isfinite(X[:, 1]).all(axis=1)                   # their first output points
+    assert started.any() and np.isnan(X[:, 2]).all()
+    assert np.array_equal(X[started, 1], np.tile(X[started][0, 1], (started.sum(), 1)))
+
+
 @pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock"])
-def test_paused_runs_equal_unpaused(models, method):
-    """simulate pauses its C loop every 2000 steps (for Ctrl-C and the bar);
-    simulate_batch never does: the two give the same bits over runs of many
-    pauses between output times."""
+def test_runs_of_many_pauses_simulate_equals_batch(models, method):
+    """Both hand control back every 2000 steps, simulate from one call after
+    another, the batch inside its parallel loop: the same bits over runs of
+    many pauses between output times (that a pause changes nothing at all is
+    tested on the C API, test_export.test_paused_integration_equals_unpaused)."""
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
     T, tol = dict(rk4=(0.02, 1e-9), dopri5=(0.5, 1e-9), rosenbrock=(1.0, 1e-12))[method]
