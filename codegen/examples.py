@@ -14,7 +14,8 @@ import sympy.physics.mechanics as me
 
 __all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
            "n_pendulum_on_cart", "spatial_chain", "chaplygin_sleigh",
-           "offset_pendulum", "four_bar", "slider_crank", "spring_damper", "EXAMPLES"]
+           "offset_pendulum", "four_bar", "slider_crank", "spring_damper", "stiff_pendulum",
+           "EXAMPLES"]
 
 
 @dataclass
@@ -165,13 +166,8 @@ def rolling_disk_contact():
                  initial_state=[0.0, 0.0, 0.0, 1.3, 0.0, 0.2, 1.5, 6.0])
 
 
-def n_pendulum_on_cart(n=3):
-    """n-link pendulum on a cart: the benchmark model.
-
-    Cart of mass m0 moving along N.x under a specified force F(t); n massless
-    links of lengths l1..ln with point masses m1..mn at their ends; absolute
-    link angles q1..qn measured from N.x; gravity -g N.y; u = q'.
-    """
+def _pendulum_parts(n):
+    """Symbols, frames, particles and loads of the n-link pendulum on a cart."""
     q = me.dynamicsymbols(f'q0:{n + 1}')
     u = me.dynamicsymbols(f'u0:{n + 1}')
     f = me.dynamicsymbols('F')
@@ -183,7 +179,7 @@ def n_pendulum_on_cart(n=3):
     O.set_vel(N, 0)
     P0 = O.locatenew('P0', q[0] * N.x)
     P0.set_vel(N, u[0] * N.x)
-    bodies = [me.Particle('pa0', P0, m[0])]
+    frames, bodies = [], [me.Particle('pa0', P0, m[0])]
     loads = [(P0, f * N.x - m[0] * g * N.y)]
     prev = P0
     V = 0
@@ -192,6 +188,7 @@ def n_pendulum_on_cart(n=3):
         Ai.set_ang_vel(N, u[i] * N.z)
         Pi = prev.locatenew(f'P{i}', l[i - 1] * Ai.x)
         Pi.v2pt_theory(prev, N, Ai)
+        frames.append(Ai)
         bodies.append(me.Particle(f'pa{i}', Pi, m[i]))
         loads.append((Pi, -m[i] * g * N.y))
         V += m[i] * g * Pi.pos_from(O).dot(N.y)
@@ -199,10 +196,49 @@ def n_pendulum_on_cart(n=3):
     kd = [ui - qi.diff() for qi, ui in zip(q, u)]
     values = {str(c): 1.0 for c in (*m, *l)}
     values.update({str(li): 1.0 / n for li in l}, g=9.81)
-    return Model(f'pendulum{n}', N, list(q), list(u), kd, bodies, loads,
-                 constants=[*m, *l, g], specifieds=[f], potential_energy=V,
-                 doc=n_pendulum_on_cart.__doc__, parameter_values=values,
-                 initial_state=[0.0] + [0.3 * (-1) ** i for i in range(n)] + [0.0] * (n + 1))
+    initial = [0.0] + [0.3 * (-1) ** i for i in range(n)] + [0.0] * (n + 1)
+    return dict(q=q, u=u, f=f, m=m, l=l, g=g, N=N, frames=frames, bodies=bodies, loads=loads,
+                V=V, kd=kd, values=values, initial=initial)
+
+
+def n_pendulum_on_cart(n=3):
+    """n-link pendulum on a cart: the benchmark model.
+
+    Cart of mass m0 moving along N.x under a specified force F(t); n massless
+    links of lengths l1..ln with point masses m1..mn at their ends; absolute
+    link angles q1..qn measured from N.x; gravity -g N.y; u = q'.
+    """
+    d = _pendulum_parts(n)
+    return Model(f'pendulum{n}', d['N'], list(d['q']), list(d['u']), d['kd'], d['bodies'],
+                 d['loads'], constants=[*d['m'], *d['l'], d['g']], specifieds=[d['f']],
+                 potential_energy=d['V'], doc=n_pendulum_on_cart.__doc__,
+                 parameter_values=d['values'], initial_state=d['initial'])
+
+
+def stiff_pendulum(n=4, k=1e5, c=1e3):
+    """The n-link pendulum on a cart with stiff joints: a stiff, nonlinear model
+    with many states, for the implicit integrators.
+
+    Between links i-1 and i (i = 2..n) a torsional spring and damper,
+    T_i = -k (q_i - q_{i-1}) - c (u_i - u_{i-1}) on link i and -T_i on link
+    i-1. With the default values (links of 1/n, unit masses) the internal
+    modes decay at rates up to about 10^4 per second, while the swing of the
+    whole chain takes about a second.
+    """
+    d = _pendulum_parts(n)
+    ks, cs = sm.symbols('k c', positive=True)
+    q, u, A, N = d['q'], d['u'], d['frames'], d['N']
+    loads = list(d['loads'])
+    V = d['V']
+    for i in range(2, n + 1):
+        T = (-ks * (q[i] - q[i - 1]) - cs * (u[i] - u[i - 1])) * N.z
+        loads += [(A[i - 1], T), (A[i - 2], -T)]
+        V += ks * (q[i] - q[i - 1]) ** 2 / 2
+    values = dict(d['values'], k=k, c=c)
+    return Model(f'stiff_pendulum{n}', N, list(q), list(u), d['kd'], d['bodies'], loads,
+                 constants=[*d['m'], *d['l'], d['g'], ks, cs], specifieds=[d['f']],
+                 potential_energy=V, doc=stiff_pendulum.__doc__, parameter_values=values,
+                 initial_state=[0.0] + [0.3 + 0.05 * (-1) ** i for i in range(n)] + [0.0] * (n + 1))
 
 
 def spatial_chain(n=3):
@@ -451,4 +487,5 @@ EXAMPLES = {
     'four_bar': four_bar,
     'slider_crank': slider_crank,
     'spring_damper': spring_damper,
+    'stiff_pendulum': stiff_pendulum,
 }

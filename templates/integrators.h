@@ -1,9 +1,10 @@
 
 /*
  * Integrators over ${name}_rhs, in C: fixed-step RK4, adaptive Dormand-Prince
- * 5(4) with dense output, and a linearly implicit Rosenbrock 4(3) (the
- * Kaps-Rentrop form with Shampine's coefficients; finite-difference
- * Jacobian) for stiff models.
+ * 5(4) with dense output, and for stiff models two linearly implicit methods
+ * with a finite-difference Jacobian: Rosenbrock 4(3) (the Kaps-Rentrop form
+ * with Shampine's coefficients; a new J every step) and the Rosenbrock-W
+ * method ROS34PW2 (order 3; one J kept over up to ${NAME}_JAC_REUSE steps).
  * All state lives in the caller's ${name}_integrator: reentrant, no allocation.
  *
  *   ${name}_integrator s;
@@ -18,6 +19,9 @@
 #define ${NAME}_RK4 0
 #define ${NAME}_DOPRI5 1
 #define ${NAME}_ROSENBROCK 2
+#define ${NAME}_ROSW 3
+/* accepted steps over which ROSW keeps one J */
+#define ${NAME}_JAC_REUSE 20
 
 /* integrate_to return codes beyond those of ${name}_rhs */
 #define ${NAME}_ERR_STEPS 5      /* max_steps reached */
@@ -40,6 +44,10 @@ typedef struct {
     double t_old, h_old;                   /* last accepted step, for dense output */
     double t_want;                         /* the time integrate_to is heading for */
     double cont[5 * ${NAME}_NX];
+    double jac[${NAME}_NX * ${NAME}_NX], ft[${NAME}_NX];   /* implicit methods: J, df/dt */
+    int jac_age;                           /* accepted steps since J was formed, -1 = none */
+    double w[${NAME}_NX * ${NAME}_NX], w_h;  /* LU of I / (gamma h) - J and its h (0 = none) */
+    int piv[${NAME}_NX];
     int have_step;
 } ${name}_integrator;
 

@@ -12,6 +12,7 @@ static int ${name}_lu_decompose(int n, double *A, int *piv)
     for (i = 0; i < n * n; i++) if (fabs(A[i]) > scale) scale = fabs(A[i]);
     for (k = 0; k < n; k++) {
         int best = k;
+        double inv;
         for (i = k + 1; i < n; i++) if (fabs(A[i * n + k]) > fabs(A[best * n + k])) best = i;
         piv[k] = best;
         if (!(fabs(A[best * n + k]) > 1e-14 * scale)) return 1;
@@ -21,15 +22,22 @@ static int ${name}_lu_decompose(int n, double *A, int *piv)
                 A[k * n + j] = A[best * n + j];
                 A[best * n + j] = tmp;
             }
+        /* the pivot's reciprocal is kept on the diagonal: one division per
+           column here and none in the solves, which are the hot part when
+           one factorization serves many solves */
+        inv = A[k * n + k] = 1.0 / A[k * n + k];
         for (i = k + 1; i < n; i++) {
-            const double f = (A[i * n + k] /= A[k * n + k]);
+            const double f = (A[i * n + k] *= inv);
             for (j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
         }
     }
     return 0;
 }
 
-/* b <- A^-1 b from lu_decompose's factors */
+/* b <- A^-1 b from lu_decompose's factors (reciprocal pivots on the diagonal).
+   The row swaps first, then both triangles by columns: each solved entry is
+   subtracted from the entries below (above) it, which are independent of
+   one another, instead of a dot product per row that waits on every term. */
 static void ${name}_lu_backsolve(int n, const double *A, const int *piv, double *b)
 {
     int i, j;
@@ -37,10 +45,13 @@ static void ${name}_lu_backsolve(int n, const double *A, const int *piv, double 
         const double tmp = b[piv[i]];
         b[piv[i]] = b[i];
         b[i] = tmp;
-        for (j = 0; j < i; j++) b[i] -= A[i * n + j] * b[j];
     }
-    for (i = n - 1; i >= 0; i--) {
-        for (j = i + 1; j < n; j++) b[i] -= A[i * n + j] * b[j];
-        b[i] /= A[i * n + i];
+    for (j = 0; j < n; j++) {
+        const double bj = b[j];
+        for (i = j + 1; i < n; i++) b[i] -= A[i * n + j] * bj;
+    }
+    for (j = n - 1; j >= 0; j--) {
+        const double bj = (b[j] *= A[j * n + j]);
+        for (i = 0; i < j; i++) b[i] -= A[i * n + j] * bj;
     }
 }

@@ -18,6 +18,7 @@ CASES = {
     "rolling_disk_contact": ex.rolling_disk_contact,
     "dumbbell": ex.dumbbell,
     "rolling_disk": ex.rolling_disk,
+    "stiff_pendulum": lambda: ex.stiff_pendulum(3),   # torques on frames without bodies
 }
 
 

@@ -16,9 +16,12 @@ from codegen import GibbsAppellMethod, examples as ex, generate
 def models(built, tmp_path_factory):
     out = tmp_path_factory.mktemp("sim")
     spring = ex.spring_damper()
+    stiff = ex.stiff_pendulum(4)
     return dict(disk=built["rolling_disk"], pend=built["pendulum3"],
                 spring=(spring, None, generate(GibbsAppellMethod(**spring.kwargs), "spring",
-                                               output_dir=out)))
+                                               output_dir=out)),
+                stiff=(stiff, None, generate(GibbsAppellMethod(**stiff.kwargs), "stiff",
+                                             output_dir=out)))
 
 
 def disk_setup(models):
@@ -65,11 +68,12 @@ def test_energy_drift(models):
     assert abs(e - e[0]).max() / abs(e[0]) < 1e-9
 
 
-def test_stiff_spring_damper(models):
+@pytest.mark.parametrize("method", ["rosenbrock", "rosw"])
+def test_stiff_spring_damper(models, method):
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])     # c, k, m
     x0 = np.array([1.0, 0.0])
-    stiff = mod.simulate((0, 1), x0, p, method="rosenbrock", rtol=1e-4, atol=1e-6)
+    stiff = mod.simulate((0, 1), x0, p, method=method, rtol=1e-4, atol=1e-6)
     explicit = mod.simulate((0, 1), x0, p, method="dopri5", rtol=1e-4, atol=1e-6)
     assert stiff.success and explicit.success
     # DOPRI5's steps are held down by stability (h < 3.3 / 1e5), not accuracy
@@ -81,12 +85,13 @@ def test_stiff_spring_damper(models):
     assert abs(explicit.x[:, 0] - exact).max() < 1e-3
 
 
-def test_rosenbrock_accuracy_follows_the_tolerance(models):
-    """The 4(3) Rosenbrock method against the exact solution of the stiff
-    spring-damper, dense output included: the error falls with the tolerance
-    (about in proportion here) and stays below rtol (the solution's size is
-    1); and against DOP853 on
-    the nonlinear pendulum with an input."""
+@pytest.mark.parametrize("method", ["rosenbrock", "rosw"])
+def test_rosenbrock_accuracy_follows_the_tolerance(models, method):
+    """The Rosenbrock 4(3) and Rosenbrock-W 3(2) methods against the exact
+    solution of the stiff spring-damper, dense output included: the error
+    falls with the tolerance (about in proportion here) and stays below rtol
+    (the solution's size is 1); and against DOP853 on the nonlinear pendulum
+    with an input."""
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
     c, k, m = p
@@ -95,7 +100,7 @@ def test_rosenbrock_accuracy_follows_the_tolerance(models):
     exact = (l2 * np.exp(l1 * t_eval) - l1 * np.exp(l2 * t_eval)) / (l2 - l1)
     errs = []
     for tol in (1e-5, 1e-7, 1e-9):
-        res = mod.simulate((0, 1), [1.0, 0.0], p, method="rosenbrock", rtol=tol, atol=tol * 1e-3,
+        res = mod.simulate((0, 1), [1.0, 0.0], p, method=method, rtol=tol, atol=tol * 1e-3,
                            t_eval=t_eval)
         assert res.success
         errs.append(abs(res.x[:, 0] - exact).max())
@@ -103,11 +108,31 @@ def test_rosenbrock_accuracy_follows_the_tolerance(models):
     assert errs[0] / errs[1] > 10 and errs[1] / errs[2] > 10, errs
     model, ga, mod, p, x0 = pend_setup(models)
     t_eval = np.linspace(0, 1, 11)
-    ours = mod.simulate((0, 1), x0, p, [0.3], method="rosenbrock", rtol=1e-10, atol=1e-10,
+    ours = mod.simulate((0, 1), x0, p, [0.3], method=method, rtol=1e-10, atol=1e-10,
                         t_eval=t_eval)
     ref = solve_ivp(mod.rhs, (0, 1), x0, args=(p, [0.3]), method="DOP853", rtol=1e-13,
                     atol=1e-13, t_eval=t_eval)
     assert abs(ours.x - ref.y.T).max() < 1e-7
+
+
+def test_rosw_keeps_its_jacobian_on_a_stiff_chain(models):
+    """The stiff-jointed pendulum (10 states, modes down to -2e5 per second):
+    both implicit methods match Radau at 1e-12; the W-method, which keeps
+    one J over many steps, needs far fewer RHS calls than the Rosenbrock
+    method (nx + 1 of them per new J); DOPRI5 needs orders of magnitude more."""
+    model, _, mod = models["stiff"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    x0 = np.array(model.initial_state, float)
+    t_eval = np.linspace(0, 1, 11)
+    ref = solve_ivp(mod.rhs, (0, 1), x0, args=(p, [0.0]), method="Radau", rtol=1e-12,
+                    atol=1e-12, t_eval=t_eval).y.T
+    runs = {m: mod.simulate((0, 1), x0, p, [0.0], method=m, rtol=1e-8, atol=1e-8, t_eval=t_eval)
+            for m in ("rosenbrock", "rosw", "dopri5")}
+    for m, res in runs.items():
+        assert res.success and abs(res.x - ref).max() < 1e-5, (m, abs(res.x - ref).max())
+    assert runs["rosw"].nfev < 0.6 * runs["rosenbrock"].nfev
+    assert runs["rosw"].nfev < runs["rosw"].nsteps * (4 + 11 / 5)   # a new J at most every 5 steps
+    assert runs["dopri5"].nsteps > 10 * runs["rosw"].nsteps
 
 
 def test_batches_equal_one_by_one(models):
@@ -198,7 +223,7 @@ def test_ctrl_c_stops_a_batch(models):
     assert np.array_equal(X[started, 1], np.tile(X[started][0, 1], (started.sum(), 1)))
 
 
-@pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock"])
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock", "rosw"])
 def test_runs_of_many_pauses_simulate_equals_batch(models, method):
     """Both hand control back every 2000 steps, simulate from one call after
     another, the batch inside its parallel loop: the same bits over runs of
@@ -206,7 +231,8 @@ def test_runs_of_many_pauses_simulate_equals_batch(models, method):
     tested on the C API, test_export.test_paused_integration_equals_unpaused)."""
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
-    T, tol = dict(rk4=(0.02, 1e-9), dopri5=(0.5, 1e-9), rosenbrock=(1.0, 1e-12))[method]
+    T, tol = dict(rk4=(0.02, 1e-9), dopri5=(0.5, 1e-9), rosenbrock=(1.0, 1e-12),
+                  rosw=(1.0, 1e-10))[method]
     opts = dict(method=method, rtol=tol, atol=tol / 100, dt=1e-6 if method == "rk4" else None,
                 t_eval=[0.0, T / 5, T])
     one = mod.simulate((0, T), [1.0, 0.0], p, **opts)
@@ -328,7 +354,7 @@ def test_bad_simulate_arguments(models):
     assert short.status == 5 and short.message == "max_steps reached" and not short.success
 
 
-@pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock"])
+@pytest.mark.parametrize("method", ["rk4", "dopri5", "rosenbrock", "rosw"])
 def test_overflowing_state_is_reported(models, method):
     """The integrators check inputs once, then only results: a state that
     overflows where the dynamics never look (the cart's position) must still

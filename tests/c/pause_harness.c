@@ -18,7 +18,7 @@ static int run(int method, long pause, double *out, long *stats, long *pauses)
     for (i = 0; i < MODEL_NX; i++) x0[i] = 0.1 * (i + 1);
     for (i = 0; i < MODEL_NP; i++) p[i] = 1.0;
     code = FN(integrator_init)(&s, method, 0.0, x0, p, MODEL_NR ? 1 : 0, t_table, r_table,
-                               method == 2 ? 1e-8 : 1e-10, method == 2 ? 1e-8 : 1e-10, 1e-3);
+                               method >= 2 ? 1e-8 : 1e-10, method >= 2 ? 1e-8 : 1e-10, 1e-3);
     if (code) return code;
     FN(integrator_set)(&s, 10000000L, 1, pause);
     *pauses = 0;
@@ -34,7 +34,7 @@ static int run(int method, long pause, double *out, long *stats, long *pauses)
 int main(void)
 {
     int method;
-    for (method = 0; method <= 2; method++) {
+    for (method = 0; method <= 3; method++) {
         double a[4 * MODEL_NX], b[4 * MODEL_NX];
         long sa[3], sb[3], pa, pb;
         int ca = run(method, 0, a, sa, &pa), cb = run(method, 7, b, sb, &pb);
