@@ -37,7 +37,7 @@ ctypedef size_t (*size_t_fn)() noexcept nogil
 ctypedef void (*stats_t)(const void *, long *, long *, long *, double *) noexcept nogil
 ctypedef void (*set_t)(void *, long, int, long) noexcept nogil
 
-METHODS = {"rk4": 0, "dopri5": 1, "rosenbrock": 2, "rosw": 3}
+METHODS = {"rk4": 0, "dopri5": 1, "rosenbrock": 2, "rosw": 3, "bdf": 4}
 STATUS = {0: "ok", 1: "non-finite input", 2: "mass matrix not positive definite",
           3: "non-finite result", 4: "constraint SVD did not converge",
           5: "max_steps reached", 6: "step size underflow", 7: "singular Newton matrix",
@@ -373,10 +373,12 @@ cdef class Dynamics:
         """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
 
         method: 'rk4' (fixed step dt, required), 'dopri5' (adaptive Dormand-Prince
-        5(4), rtol/atol, dense output), or for stiff models 'rosenbrock'
-        (linearly implicit 4(3), a finite-difference Jacobian every step) or
-        'rosw' (Rosenbrock-W ROS34PW2, order 3, one Jacobian kept over up to
-        20 steps: fewer RHS calls per step when the model has many states). t_eval: output times (default:
+        5(4), rtol/atol, dense output), or for stiff models 'bdf' (variable-order
+        NDF/BDF 1-5, SciPy's BDF algorithm in C: the fewest RHS calls, one
+        Jacobian kept while Newton converges), 'rosenbrock' (linearly implicit
+        4(3), a finite-difference Jacobian every step: small models, tight
+        tolerances) or 'rosw' (Rosenbrock-W ROS34PW2, order 3, one Jacobian
+        kept over up to 20 steps). t_eval: output times (default:
         101 evenly spaced points; for rk4 every dt). r: the specified inputs, a
         constant vector or a table (times, values) held piecewise constant
         (hold=True) or linearly interpolated. progress=True shows a tqdm bar if

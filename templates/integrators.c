@@ -66,7 +66,7 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
                             const double *r_table, double rtol, double atol, double dt)
 {
     int i;
-    if (method < ${NAME}_RK4 || method > ${NAME}_ROSW) return ${NAME}_ERR_INPUT;
+    if (method < ${NAME}_RK4 || method > ${NAME}_BDF) return ${NAME}_ERR_INPUT;
     if (${NAME}_NR > 0 && n_table <= 0) return ${NAME}_ERR_INPUT;
     if (!${name}_finite(t0, x0, p, ${NAME}_NR ? r_table : 0)) return ${NAME}_ERR_INPUT;
     for (i = 0; i < n_table; i++)              /* the whole input table, once */
@@ -82,7 +82,8 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
     s->max_steps = 10000000L;
     s->pause = 0;
     s->jac_age = -1;
-    s->w_h = 0.0;
+    s->w_diag = 0.0;
+    s->order = 0;
     s->steps = s->rejected = s->nfev = 0;
     s->p = p;
     s->n_table = n_table;
@@ -96,8 +97,8 @@ int ${name}_integrator_init(${name}_integrator *s, int method, double t0, const 
     return ${name}_f(s, t0, s->x, s->f);
 }
 
-/* Hairer & Wanner's starting step for an explicit method of order 5 */
-static int ${name}_first_step(${name}_integrator *s)
+/* Hairer & Wanner's starting step for a method whose error estimate has order p */
+static int ${name}_first_step(${name}_integrator *s, int p)
 {
     double d0 = 0.0, d1 = 0.0, d2 = 0.0, h0, h1, y1[${NAME}_NX], f1[${NAME}_NX];
     int i, code;
@@ -117,7 +118,7 @@ static int ${name}_first_step(${name}_integrator *s)
     }
     d2 = sqrt(d2 / ${NAME}_NX) / h0;
     h1 = (d1 <= 1e-15 && d2 <= 1e-15) ? (h0 * 1e-3 > 1e-6 ? h0 * 1e-3 : 1e-6)
-                                       : pow(0.01 / (d1 > d2 ? d1 : d2), 0.2);
+                                       : pow(0.01 / (d1 > d2 ? d1 : d2), 1.0 / (p + 1));
     s->h = 100.0 * h0 < h1 ? 100.0 * h0 : h1;
     return ${NAME}_OK;
 }
@@ -245,19 +246,22 @@ static int ${name}_jacobian(${name}_integrator *s)
     return ${NAME}_OK;
 }
 
-/* W = I / (gam h) - J, LU-factored into s->w, s->piv for the step s->h
-   (kept while J and h stay); 1 when it is singular, and then the attempt is
-   rejected with half the step (and a new J to come) */
-static int ${name}_factor_w(${name}_integrator *s, double gam, int *accepted)
+/* W = diag I - J, LU-factored into s->w, s->piv and kept with its diagonal
+   (s->w_diag; 0 = none) while J and the diagonal stay; 1 when it is singular */
+static int ${name}_lu_w(${name}_integrator *s, double diag)
 {
     int i;
     for (i = 0; i < ${NAME}_NX * ${NAME}_NX; i++) s->w[i] = -s->jac[i];
-    for (i = 0; i < ${NAME}_NX; i++) s->w[i * ${NAME}_NX + i] += 1.0 / (gam * s->h);
-    if (!${name}_lu_decompose(${NAME}_NX, s->w, s->piv)) {
-        s->w_h = s->h;
-        return 0;
-    }
-    s->w_h = 0.0;
+    for (i = 0; i < ${NAME}_NX; i++) s->w[i * ${NAME}_NX + i] += diag;
+    s->w_diag = ${name}_lu_decompose(${NAME}_NX, s->w, s->piv) ? 0.0 : diag;
+    return s->w_diag == 0.0;
+}
+
+/* the Rosenbrock methods' W = I / (gam h) - J; when it is singular the
+   attempt is rejected with half the step (and a new J to come) */
+static int ${name}_factor_w(${name}_integrator *s, double gam, int *accepted)
+{
+    if (!${name}_lu_w(s, 1.0 / (gam * s->h))) return 0;
     s->h *= 0.5;
     s->rejected++;
     s->jac_age = -1;
@@ -344,9 +348,10 @@ static int ${name}_implicit_step(${name}_integrator *s, const ${name}_tableau *t
     int i, j, k, code;
     if (!tb->keep_j || s->jac_age < 0 || s->jac_age >= ${NAME}_JAC_REUSE) {
         if ((code = ${name}_jacobian(s))) return code;
-        s->w_h = 0.0;
+        s->w_diag = 0.0;
     }
-    if (s->w_h != h && ${name}_factor_w(s, tb->gam, accepted)) return ${name}_after_singular(s);
+    if (s->w_diag != 1.0 / (tb->gam * h) && ${name}_factor_w(s, tb->gam, accepted))
+        return ${name}_after_singular(s);
     for (k = 0; k < 4; k++) {
         if (k > 0 && !(k == 3 && tb->reuse_f4)) {
             for (i = 0; i < ${NAME}_NX; i++) {
@@ -382,6 +387,220 @@ static int ${name}_implicit_step(${name}_integrator *s, const ${name}_tableau *t
     return ${name}_implicit_accepted(s, ynew, fac, accepted);
 }
 
+/* ---- variable-order BDF (NDF) ----------------------------------------------
+   The quasi-constant step size numerical differentiation formulas of
+   Shampine & Reichelt (MATLAB's ode15s), orders 1 to 5, in the difference
+   form of SciPy's BDF: s->D holds the backward differences of the solution,
+   rescaled whenever h changes; a simplified Newton iteration on
+   (I - c J) dy = c f - psi - d with c = h / alpha_k; J (by differences) is
+   kept until the Newton iteration fails to converge with it, and W's LU
+   while h and the order stay. The order moves by one after k + 1 steps of
+   equal size, to the neighbour whose error estimate allows the larger step. */
+#define ${NAME}_BDF_MAX_ORDER 5
+#define ${NAME}_BDF_NEWTON 4
+
+/* kappa_k (Shampine & Reichelt's NDF), gamma_k = sum_{i<=k} 1/i,
+   alpha_k = (1 - kappa_k) gamma_k and the error constants
+   kappa_k gamma_k + 1 / (k + 1), for k = 0..5 */
+#define ${NAME}_G1 1.0
+#define ${NAME}_G2 (1.0 + 1.0 / 2.0)
+#define ${NAME}_G3 (${NAME}_G2 + 1.0 / 3.0)
+#define ${NAME}_G4 (${NAME}_G3 + 1.0 / 4.0)
+#define ${NAME}_G5 (${NAME}_G4 + 1.0 / 5.0)
+static const double ${name}_bdf_gamma[6] = {0.0, ${NAME}_G1, ${NAME}_G2, ${NAME}_G3, ${NAME}_G4,
+                                            ${NAME}_G5};
+static const double ${name}_bdf_alpha[6] = {
+    0.0, (1.0 + 0.1850) * ${NAME}_G1, (1.0 + 1.0 / 9.0) * ${NAME}_G2, (1.0 + 0.0823) * ${NAME}_G3,
+    (1.0 + 0.0415) * ${NAME}_G4, ${NAME}_G5};
+static const double ${name}_bdf_error_const[6] = {
+    1.0, -0.1850 * ${NAME}_G1 + 1.0 / 2.0, -1.0 / 9.0 * ${NAME}_G2 + 1.0 / 3.0,
+    -0.0823 * ${NAME}_G3 + 1.0 / 4.0, -0.0415 * ${NAME}_G4 + 1.0 / 5.0, 1.0 / 6.0};
+
+/* R(order, factor): the matrix that rescales backward differences to the step h * factor */
+static void ${name}_bdf_R(int order, double factor, double R[6][6])
+{
+    int i, j;
+    for (j = 0; j <= order; j++) R[0][j] = 1.0;
+    for (i = 1; i <= order; i++) {
+        R[i][0] = 0.0;
+        for (j = 1; j <= order; j++) R[i][j] = R[i - 1][j] * (i - 1 - factor * j) / i;
+    }
+}
+
+/* D[0..order] <- (R U)^T D[0..order]: the differences for the step h * factor */
+static void ${name}_bdf_rescale(${name}_integrator *s, double factor)
+{
+    double R[6][6], U[6][6], RU[6][6], old[6];
+    const int order = s->order;
+    int i, j, k, n;
+    ${name}_bdf_R(order, factor, R);
+    ${name}_bdf_R(order, 1.0, U);
+    for (i = 0; i <= order; i++)
+        for (j = 0; j <= order; j++) {
+            double v = 0.0;
+            for (k = 0; k <= order; k++) v += R[i][k] * U[k][j];
+            RU[i][j] = v;
+        }
+    for (n = 0; n < ${NAME}_NX; n++) {
+        for (k = 0; k <= order; k++) old[k] = s->D[k * ${NAME}_NX + n];
+        for (j = 0; j <= order; j++) {
+            double v = 0.0;
+            for (k = 0; k <= order; k++) v += RU[k][j] * old[k];
+            s->D[j * ${NAME}_NX + n] = v;
+        }
+    }
+}
+
+/* a new step size h * factor (and so a new W to come) */
+static void ${name}_bdf_new_h(${name}_integrator *s, double factor)
+{
+    ${name}_bdf_rescale(s, factor);
+    s->h *= factor;
+    s->n_equal = 0;
+}
+
+/* one BDF attempt */
+static int ${name}_bdf_step(${name}_integrator *s, int *accepted)
+{
+    double ypred[${NAME}_NX], psi[${NAME}_NX], y[${NAME}_NX], d[${NAME}_NX], dy[${NAME}_NX],
+        f[${NAME}_NX], err[${NAME}_NX];
+    const double rtol = s->rtol, atol = s->atol, *D = s->D;
+    const double newton_tol = fmax(10.0 * 2.220446049250313e-16 / rtol, fmin(0.03, sqrt(rtol)));
+    double h, t_new, c, alpha, dy_norm, dy_norm_old = -1.0, rate = 0.0, safety, error_norm,
+        factor;
+    int i, k, order, code, converged = 0, n_iter = 0;
+    if (s->order == 0) {                       /* the first step: order 1 from (x, h f) */
+        s->order = 1;
+        s->n_equal = 0;
+        for (i = 0; i < ${NAME}_NX; i++) {
+            s->D[i] = s->x[i];
+            s->D[${NAME}_NX + i] = s->h * s->f[i];
+        }
+    }
+    order = s->order;
+    h = s->h;
+    t_new = s->t + h;
+    alpha = ${name}_bdf_alpha[order];
+    c = h / alpha;
+    for (i = 0; i < ${NAME}_NX; i++) {
+        double v = 0.0, w = 0.0;
+        for (k = 0; k <= order; k++) v += D[k * ${NAME}_NX + i];
+        for (k = 1; k <= order; k++) w += D[k * ${NAME}_NX + i] * ${name}_bdf_gamma[k];
+        ypred[i] = v;
+        psi[i] = w / alpha;
+        y[i] = v;
+        d[i] = 0.0;
+    }
+    if (s->jac_age < 0) {                      /* the first J, at (t, x) */
+        if ((code = ${name}_jacobian(s))) return code;
+        s->w_diag = 0.0;
+    }
+    if (s->w_diag != 1.0 / c && ${name}_lu_w(s, 1.0 / c)) {
+        ${name}_bdf_new_h(s, 0.5);             /* singular: a smaller step */
+        s->rejected++;
+        *accepted = 0;
+        return ${name}_after_singular(s);
+    }
+    /* W = I / c - J, so W dy = f - (psi + d) / c is (I - c J) dy = c f - psi - d */
+    for (k = 0; k < ${NAME}_BDF_NEWTON; k++) {
+        if ((code = ${name}_f(s, t_new, y, f))) return code;
+        for (i = 0; i < ${NAME}_NX; i++) dy[i] = f[i] - (psi[i] + d[i]) / c;
+        ${name}_lu_backsolve(${NAME}_NX, s->w, s->piv, dy);
+        dy_norm = ${name}_err_norm(dy, ypred, ypred, rtol, atol);
+        n_iter = k + 1;
+        if (dy_norm_old >= 0.0) rate = dy_norm / dy_norm_old;
+        if (dy_norm_old >= 0.0 && (rate >= 1.0 || pow(rate, ${NAME}_BDF_NEWTON - k) / (1.0 - rate)
+                                                     * dy_norm > newton_tol))
+            break;                             /* diverging, or too slow to make it */
+        for (i = 0; i < ${NAME}_NX; i++) {
+            y[i] += dy[i];
+            d[i] += dy[i];
+        }
+        if (dy_norm == 0.0 || (dy_norm_old >= 0.0 && rate / (1.0 - rate) * dy_norm < newton_tol)) {
+            converged = 1;
+            break;
+        }
+        if (!(dy_norm == dy_norm)) break;      /* NaN */
+        dy_norm_old = dy_norm;
+    }
+    *accepted = 0;
+    if (!converged) {
+        s->rejected++;
+        if (s->jac_age != 0) {                 /* a J from an earlier step: a new one, same h */
+            if ((code = ${name}_f(s, s->t, s->x, s->f))) return code;
+            if ((code = ${name}_jacobian(s))) return code;
+            s->w_diag = 0.0;
+        } else {
+            ${name}_bdf_new_h(s, 0.5);
+        }
+        return ${NAME}_OK;
+    }
+    safety = 0.9 * (2 * ${NAME}_BDF_NEWTON + 1) / (2 * ${NAME}_BDF_NEWTON + n_iter);
+    for (i = 0; i < ${NAME}_NX; i++) err[i] = ${name}_bdf_error_const[order] * d[i];
+    error_norm = ${name}_err_norm(err, y, y, rtol, atol);
+    if (!(error_norm <= 1.0)) {
+        factor = error_norm == error_norm ? fmax(0.2, safety * pow(error_norm, -1.0 / (order + 1)))
+                                          : 0.1;
+        ${name}_bdf_new_h(s, factor);
+        s->rejected++;
+        return ${NAME}_OK;
+    }
+    /* accepted: the new differences (D[order + 2] for the order test) */
+    s->t_old = s->t;
+    s->h_old = h;
+    s->t = t_new;
+    s->have_step = 1;
+    s->steps++;
+    s->n_equal++;
+    if (s->jac_age == 0) s->jac_age = 1;       /* J is now from an earlier step */
+    for (i = 0; i < ${NAME}_NX; i++) {
+        s->x[i] = y[i];
+        s->D[(order + 2) * ${NAME}_NX + i] = d[i] - s->D[(order + 1) * ${NAME}_NX + i];
+        s->D[(order + 1) * ${NAME}_NX + i] = d[i];
+        for (k = order; k >= 0; k--) s->D[k * ${NAME}_NX + i] += s->D[(k + 1) * ${NAME}_NX + i];
+    }
+    *accepted = 1;
+    if (!${name}_all_finite(s->x, ${NAME}_NX)) return ${NAME}_ERR_OUTPUT;   /* overflow */
+    if (s->n_equal >= order + 1) {             /* order and step: the largest allowed step */
+        double norms[3], best = 0.0;
+        int j, pick = 1;
+        norms[1] = error_norm;
+        norms[0] = norms[2] = HUGE_VAL;
+        if (order > 1) {
+            for (i = 0; i < ${NAME}_NX; i++)
+                err[i] = ${name}_bdf_error_const[order - 1] * s->D[order * ${NAME}_NX + i];
+            norms[0] = ${name}_err_norm(err, y, y, rtol, atol);
+        }
+        if (order < ${NAME}_BDF_MAX_ORDER) {
+            for (i = 0; i < ${NAME}_NX; i++)
+                err[i] = ${name}_bdf_error_const[order + 1] * s->D[(order + 2) * ${NAME}_NX + i];
+            norms[2] = ${name}_err_norm(err, y, y, rtol, atol);
+        }
+        for (j = 0; j < 3; j++) {
+            const double fj = norms[j] == HUGE_VAL ? 0.0
+                              : norms[j] > 0.0 ? pow(norms[j], -1.0 / (order + j)) : HUGE_VAL;
+            if (fj > best) { best = fj; pick = j; }
+        }
+        s->order = order + pick - 1;
+        ${name}_bdf_new_h(s, fmin(10.0, safety * best));
+    }
+    return ${NAME}_OK;
+}
+
+/* x(t_out) for t_out in the last step, from the interpolating polynomial in D */
+static void ${name}_bdf_dense(const ${name}_integrator *s, double t_out, double *x_out)
+{
+    double p[${NAME}_BDF_MAX_ORDER];
+    int i, j;
+    for (j = 0; j < s->order; j++)
+        p[j] = (j ? p[j - 1] : 1.0) * (t_out - (s->t - s->h * j)) / (s->h * (1 + j));
+    for (i = 0; i < ${NAME}_NX; i++) {
+        double v = s->D[i];
+        for (j = 0; j < s->order; j++) v += s->D[(j + 1) * ${NAME}_NX + i] * p[j];
+        x_out[i] = v;
+    }
+}
+
 int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
 {
     int i, code;
@@ -405,8 +624,8 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
         return ${NAME}_OK;
     }
     if (!(s->h > 0.0)) {
-        if (s->method == ${NAME}_DOPRI5) {
-            if ((code = ${name}_first_step(s))) return code;
+        if (s->method == ${NAME}_DOPRI5 || s->method == ${NAME}_BDF) {
+            if ((code = ${name}_first_step(s, s->method == ${NAME}_BDF ? 1 : 4))) return code;
         } else {
             s->h = 1e-6 * (t_out - s->t > 1.0 ? t_out - s->t : 1.0);
         }
@@ -417,13 +636,15 @@ int ${name}_integrate_to(${name}_integrator *s, double t_out, double *x_out)
         if (s->steps + s->rejected >= s->max_steps) return ${NAME}_ERR_STEPS;
         if (s->steps + s->rejected == pause_at) return ${NAME}_PAUSED;
         if (s->h < 1e-14 * (fabs(s->t) > 1.0 ? fabs(s->t) : 1.0)) return ${NAME}_ERR_STEPSIZE;
-        code = s->method == ${NAME}_DOPRI5       ? ${name}_dopri5_step(s, &accepted)
+        code = s->method == ${NAME}_DOPRI5 ? ${name}_dopri5_step(s, &accepted)
+               : s->method == ${NAME}_BDF  ? ${name}_bdf_step(s, &accepted)
                : ${name}_implicit_step(s, s->method == ${NAME}_ROSENBROCK ? &${name}_ros4
                                                                           : &${name}_ros34pw2,
                                         &accepted);
         if (code) return code;
     }
-    {                                  /* dense output inside the last step [t_old, t] */
+    if (s->method == ${NAME}_BDF) ${name}_bdf_dense(s, t_out, x_out);
+    else {                             /* dense output inside the last step [t_old, t] */
         const double th = (t_out - s->t_old) / s->h_old, th1 = 1.0 - th;
         for (i = 0; i < ${NAME}_NX; i++)
             x_out[i] = s->cont[i] + th * (s->cont[${NAME}_NX + i] + th1 * (s->cont[2 * ${NAME}_NX + i]

@@ -1,10 +1,12 @@
 
 /*
  * Integrators over ${name}_rhs, in C: fixed-step RK4, adaptive Dormand-Prince
- * 5(4) with dense output, and for stiff models two linearly implicit methods
- * with a finite-difference Jacobian: Rosenbrock 4(3) (the Kaps-Rentrop form
- * with Shampine's coefficients; a new J every step) and the Rosenbrock-W
- * method ROS34PW2 (order 3; one J kept over up to ${NAME}_JAC_REUSE steps).
+ * 5(4) with dense output, and for stiff models, with a finite-difference
+ * Jacobian: Rosenbrock 4(3) (the Kaps-Rentrop form with Shampine's
+ * coefficients; a new J every step), the Rosenbrock-W method ROS34PW2
+ * (order 3; one J kept over up to ${NAME}_JAC_REUSE steps) and variable-order
+ * BDF (Shampine's NDF, orders 1-5, quasi-constant step; J kept while the
+ * Newton iteration converges with it).
  * All state lives in the caller's ${name}_integrator: reentrant, no allocation.
  *
  *   ${name}_integrator s;
@@ -20,6 +22,7 @@
 #define ${NAME}_DOPRI5 1
 #define ${NAME}_ROSENBROCK 2
 #define ${NAME}_ROSW 3
+#define ${NAME}_BDF 4
 /* accepted steps over which ROSW keeps one J */
 #define ${NAME}_JAC_REUSE 20
 
@@ -46,8 +49,10 @@ typedef struct {
     double cont[5 * ${NAME}_NX];
     double jac[${NAME}_NX * ${NAME}_NX], ft[${NAME}_NX];   /* implicit methods: J, df/dt */
     int jac_age;                           /* accepted steps since J was formed, -1 = none */
-    double w[${NAME}_NX * ${NAME}_NX], w_h;  /* LU of I / (gamma h) - J and its h (0 = none) */
+    double w[${NAME}_NX * ${NAME}_NX], w_diag;   /* LU of w_diag I - J (w_diag 0 = none) */
     int piv[${NAME}_NX];
+    double D[8 * ${NAME}_NX];               /* BDF: backward differences, orders up to 5 */
+    int order, n_equal;                    /* BDF: current order (0 = not started), equal steps */
     int have_step;
 } ${name}_integrator;
 

@@ -2,8 +2,9 @@
  * General dense solve A x = b (A n x n, row-major): LU with partial pivoting
  * in place, pivots in piv. Used for a mass matrix that is not symmetric (e.g.
  * KanesMethod's with nonholonomic constraint rows) and for the Rosenbrock
- * integrator's I - h d J. lu_decompose returns 1 when a pivot falls below
- * 1e-14 of the largest entry of A (singular to working precision), else 0.
+ * integrators' W = I / (gamma h) - J. lu_decompose returns 1 when a pivot falls below
+ * 1e-14 of the largest entry of A (singular to working precision), else 0;
+ * A then holds the factors for lu_backsolve (not A's layout).
  */
 static int ${name}_lu_decompose(int n, double *A, int *piv)
 {
@@ -31,13 +32,20 @@ static int ${name}_lu_decompose(int n, double *A, int *piv)
             for (j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
         }
     }
+    for (i = 0; i < n; i++)                 /* the factors column by column, for the solves */
+        for (j = i + 1; j < n; j++) {
+            const double tmp = A[i * n + j];
+            A[i * n + j] = A[j * n + i];
+            A[j * n + i] = tmp;
+        }
     return 0;
 }
 
-/* b <- A^-1 b from lu_decompose's factors (reciprocal pivots on the diagonal).
-   The row swaps first, then both triangles by columns: each solved entry is
-   subtracted from the entries below (above) it, which are independent of
-   one another, instead of a dot product per row that waits on every term. */
+/* b <- A^-1 b from lu_decompose's factors (stored by columns, reciprocal
+   pivots on the diagonal). The row swaps first, then both triangles by
+   columns: each solved entry is subtracted from the entries below (above) it,
+   which are independent of one another and contiguous in memory, instead of
+   a dot product per row that waits on every term. */
 static void ${name}_lu_backsolve(int n, const double *A, const int *piv, double *b)
 {
     int i, j;
@@ -47,11 +55,11 @@ static void ${name}_lu_backsolve(int n, const double *A, const int *piv, double 
         b[i] = tmp;
     }
     for (j = 0; j < n; j++) {
-        const double bj = b[j];
-        for (i = j + 1; i < n; i++) b[i] -= A[i * n + j] * bj;
+        const double bj = b[j], *col = A + j * n;
+        for (i = j + 1; i < n; i++) b[i] -= col[i] * bj;
     }
     for (j = n - 1; j >= 0; j--) {
-        const double bj = (b[j] *= A[j * n + j]);
-        for (i = 0; i < j; i++) b[i] -= A[i * n + j] * bj;
+        const double *col = A + j * n, bj = (b[j] *= col[j]);
+        for (i = 0; i < j; i++) b[i] -= col[i] * bj;
     }
 }

@@ -11,8 +11,8 @@ the spring, = rtol for the pendulum), each solver's best time of 5 runs, its
 accepted steps and its error at t = 1 (max norm, relative to the state's)
 against a reference (Radau at rtol 1e-13 / 1e-12):
 
-- ours, ``simulate(method='rosenbrock')`` and ``simulate(method='rosw')``
-  (the loop in C);
+- ours, ``simulate(method=...)`` with 'bdf', 'rosenbrock' and 'rosw' (the
+  loop in C);
 - ``solve_ivp`` with Radau, BDF and LSODA calling the compiled ``rhs``;
 - numbalsoda's LSODA calling ``rhs_address`` from C (if numbalsoda is
   installed).
@@ -33,7 +33,7 @@ from codegen import GibbsAppellMethod, generate
 from codegen.examples import spring_damper, stiff_pendulum
 
 T = 1.0
-OURS = ("rosenbrock", "rosw")
+OURS = ("bdf", "rosenbrock", "rosw")
 
 
 def best(f, rounds=5):

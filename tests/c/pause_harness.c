@@ -34,7 +34,7 @@ static int run(int method, long pause, double *out, long *stats, long *pauses)
 int main(void)
 {
     int method;
-    for (method = 0; method <= 3; method++) {
+    for (method = 0; method <= 4; method++) {
         double a[4 * MODEL_NX], b[4 * MODEL_NX];
         long sa[3], sb[3], pa, pb;
         int ca = run(method, 0, a, sa, &pa), cb = run(method, 7, b, sb, &pb);
