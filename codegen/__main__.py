@@ -1,14 +1,15 @@
 """Command line.
 
-    python -m codegen build <example | file.py> [--out DIR] [--seconds T]
+    python -m codegen build <example | file.py> [--out DIR] [--seconds T] [--method M]
         form the equations, generate and compile the C, run a short
-        simulation and report the code's location, its size, timings and the
-        energy drift (for conservative runs)
+        simulation in C and report the code's location, its size, timings
+        and the energy drift (for conservative models)
     python -m codegen show <example>
         print the Gibbs-Appell function and the equations
 
 Examples: dumbbell, rolling_disk, rolling_disk_contact, pendulum[:n],
-chain[:n], offset_pendulum, chaplygin_sleigh. A file.py must define
+chain[:n], offset_pendulum, chaplygin_sleigh, four_bar, slider_crank,
+spring_damper, stiff_pendulum[:n]. A file.py must define
 ``model()`` returning a codegen.examples.Model (or a variable ``model``).
 """
 from __future__ import annotations
@@ -71,23 +72,6 @@ def show(args) -> int:
     return 0
 
 
-def _rk4(rhs, x0, p, r, dt, steps):
-    """Fixed-step RK4 in Python around the compiled rhs (numpy only)."""
-    xs = np.empty((steps + 1, len(x0)))
-    xs[0] = x = np.array(x0, dtype=float)
-    k1, k2, k3, k4 = (np.empty_like(x) for _ in range(4))
-    t = 0.0
-    for i in range(steps):
-        rhs(t, x, p, r, k1)
-        rhs(t + dt / 2, x + dt / 2 * k1, p, r, k2)
-        rhs(t + dt / 2, x + dt / 2 * k2, p, r, k3)
-        rhs(t + dt, x + dt * k3, p, r, k4)
-        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        xs[i + 1] = x
-        t += dt
-    return xs
-
-
 def build(args) -> int:
     """Generate, compile, simulate and check a model."""
     from .build import generate
@@ -109,24 +93,34 @@ def build(args) -> int:
     for _ in range(calls):
         mod.rhs(0.0, x0, p, r, out)
     per_call = (time.perf_counter() - t0) / calls
-    dt, steps = 1e-3, int(round(args.seconds / 1e-3))
+    if mod.nc:
+        x0 = mod.project(x0, p)                 # onto the constraints
+    method = args.method or ("bdf" if model.stiff else "dopri5")
     t0 = time.perf_counter()
-    xs = _rk4(mod.rhs, x0, p, r, dt, steps)
+    res = mod.simulate((0.0, args.seconds), x0, p, r, method=method, rtol=1e-10, atol=1e-10,
+                       t_eval=np.linspace(0.0, args.seconds, 201), dt=1e-3)
     t_sim = time.perf_counter() - t0
+    if not res.success:
+        hint = " (a stiff model? try --method bdf)" if method in ("rk4", "dopri5") else ""
+        raise SystemExit(f"{model.name}: the simulation stopped at t = "
+                         f"{res.t[-1] if len(res.t) else 0.0:g}: {res.message}{hint}")
     states = list(ga.q) + list(ga.u)
     consts = sorted(model.constants, key=str)
     energy = sm.lambdify([states, consts], ga.to_state(model.energy()), "numpy")
     pc = [values.get(str(c), 1.0) for c in consts]
-    E = np.array([energy(x, pc) for x in xs])
-    drift = abs(E - E[0]).max() / max(abs(E[0]), 1e-300)
+    E = np.array([energy(x, pc) for x in res.x])
     print(f"model        {model.name}: {mod.nq} coordinates, {mod.nu} speeds")
     print(f"code         {mod.source_dir} ({model.name}.c, {model.name}.h)")
     print(f"operations   {mod.operation_count} after CSE")
     print(f"timings      form {t_form:.3f} s, generate+compile {t_gen:.3f} s, "
           f"rhs {per_call * 1e6:.2f} us per call from Python")
-    print(f"simulation   RK4, dt = {dt}, {args.seconds} s ({steps} steps) in {t_sim:.3f} s; "
-          f"specified inputs held at zero")
-    print(f"energy       relative drift {drift:.2e} (from {E[0]:.6g})")
+    print(f"simulation   {method} in C, rtol = atol = 1e-10, {args.seconds} s: {res.nsteps} steps, "
+          f"{res.nfev} RHS calls, {t_sim * 1e3:.1f} ms; specified inputs held at zero")
+    if model.conservative:
+        drift = abs(E - E[0]).max() / max(abs(E[0]), 1e-300)
+        print(f"energy       relative drift {drift:.2e} (from {E[0]:.6g})")
+    else:
+        print(f"energy       {E[0]:.6g} -> {E[-1]:.6g} (the model has dampers)")
     return 0
 
 
@@ -138,6 +132,8 @@ def main(argv=None) -> int:
     b.add_argument("model", help="a built-in example (e.g. rolling_disk, pendulum:5) or file.py")
     b.add_argument("--out", default="generated", help="output folder (default: generated)")
     b.add_argument("--seconds", type=float, default=2.0, help="simulated time (default 2)")
+    b.add_argument("--method", choices=["rk4", "dopri5", "rosenbrock", "rosw", "bdf"],
+                   help="integrator (default: bdf for stiff examples, else dopri5; rk4 at dt = 1 ms)")
     b.set_defaults(func=build)
     s = sub.add_parser("show", help="print S and the equations of a built-in example")
     s.add_argument("example", help="a built-in example, e.g. rolling_disk or pendulum:5")

@@ -39,6 +39,10 @@ class Model:
     #: numbers for a demonstration run: constant name -> value, and x0 over [q, u]
     parameter_values: dict = field(default_factory=dict)
     initial_state: list = field(default_factory=list)
+    #: for the demonstration run: a stiff model wants an implicit integrator,
+    #: and a model with dampers loses energy (no drift to check)
+    stiff: bool = False
+    conservative: bool = True
 
     @property
     def kwargs(self):
@@ -238,7 +242,8 @@ def stiff_pendulum(n=4, k=1e5, c=1e3):
     return Model(f'stiff_pendulum{n}', N, list(q), list(u), d['kd'], d['bodies'], loads,
                  constants=[*d['m'], *d['l'], d['g'], ks, cs], specifieds=[d['f']],
                  potential_energy=V, doc=stiff_pendulum.__doc__, parameter_values=values,
-                 initial_state=[0.0] + [0.3 + 0.05 * (-1) ** i for i in range(n)] + [0.0] * (n + 1))
+                 initial_state=[0.0] + [0.3 + 0.05 * (-1) ** i for i in range(n)] + [0.0] * (n + 1),
+                 stiff=True, conservative=False)
 
 
 def spatial_chain(n=3):
@@ -472,7 +477,8 @@ def spring_damper(k=1e6, c=1e5):
     return Model('spring_damper', N, [x], [v], [v - x.diff()], [me.Particle('mass', P, m)],
                  loads=[(P, (-ks * x - cs * v) * N.x)], constants=[m, ks, cs],
                  potential_energy=ks * x**2 / 2, doc=spring_damper.__doc__,
-                 parameter_values={'m': 1.0, 'k': k, 'c': c}, initial_state=[1.0, 0.0])
+                 parameter_values={'m': 1.0, 'k': k, 'c': c}, initial_state=[1.0, 0.0],
+                 stiff=True, conservative=False)
 
 
 #: name -> builder, for the command line

@@ -24,6 +24,22 @@ def test_build_builtin_examples(tmp_path):
         assert drift(text) < 1e-6, text
 
 
+def test_build_stiff_and_constrained_examples(tmp_path):
+    """A stiff model gets the BDF method (RK4 or DOPRI5 at the default step
+    would blow up or crawl), a model with loops starts on its constraints."""
+    text = run("build", "stiff_pendulum:3", "--out", str(tmp_path), "--seconds", "0.5")
+    assert "bdf in C" in text and "the model has dampers" in text
+    text = run("build", "four_bar", "--out", str(tmp_path), "--seconds", "0.5")
+    assert "dopri5 in C" in text and drift(text) < 1e-6, text
+
+
+def test_failed_demonstration_run_is_a_message(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "codegen", "build", "spring_damper", "--out",
+                          str(tmp_path), "--method", "rk4"], capture_output=True, text=True)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "the simulation stopped" in out.stderr and "try --method bdf" in out.stderr
+
+
 def test_build_from_a_file(tmp_path):
     f = tmp_path / "mymodel.py"
     f.write_text("from codegen import examples\n\ndef model():\n    return examples.offset_pendulum()\n")
