@@ -1,4 +1,4 @@
-"""Standalone C and FMI 2.0 Model Exchange FMUs of a model.
+"""Standalone C and FMI 2.0 FMUs (Model Exchange and Co-Simulation) of a model.
 
 Both carry the very C that ``generate`` compiles for Python (the same
 rendering of the same templates), so the three never drift apart.
@@ -66,12 +66,16 @@ def _model_description(eq, name, guid, start, doc) -> bytes:
     root = ET.Element("fmiModelDescription", fmiVersion="2.0", modelName=name, guid=guid,
                       description=doc, generationTool=f"codegen {__version__}",
                       variableNamingConvention="flat", numberOfEventIndicators="0")
-    me = ET.SubElement(root, "ModelExchange", modelIdentifier=name,
-                       canGetAndSetFMUstate="false", canSerializeFMUstate="false",
-                       providesDirectionalDerivative="false")
-    files = ET.SubElement(me, "SourceFiles")
-    for f in (f"{name}.c", f"{name}_fmi2.c"):
-        ET.SubElement(files, "File", name=f)
+    common = dict(modelIdentifier=name, canGetAndSetFMUstate="false",
+                  canSerializeFMUstate="false", providesDirectionalDerivative="false")
+    kinds = (ET.SubElement(root, "ModelExchange", **common),
+             ET.SubElement(root, "CoSimulation", **common,
+                           canHandleVariableCommunicationStepSize="true",
+                           canInterpolateInputs="false", maxOutputDerivativeOrder="0"))
+    for kind in kinds:
+        files = ET.SubElement(kind, "SourceFiles")
+        for f in (f"{name}.c", f"{name}_fmi2.c"):
+            ET.SubElement(files, "File", name=f)
     ET.SubElement(root, "DefaultExperiment", startTime="0", stopTime="1")
     variables = ET.SubElement(root, "ModelVariables")
 
@@ -114,9 +118,20 @@ def _start_values(eq, start_values):
                 r=[float(start_values.get(n, 0.0)) for n in eq.specified_names])
 
 
+#: integrators a Co-Simulation FMU can run in fmi2DoStep (the names of simulate)
+CS_METHODS = {"dopri5": "DOPRI5", "bdf": "BDF", "rosenbrock": "ROSENBROCK", "rosw": "ROSW"}
+
+
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
-               start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS) -> Path:
-    """Write ``output_dir/<name>.fmu``, an FMI 2.0 Model Exchange FMU, and return its path.
+               start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS,
+               method: str = "dopri5", tolerance: float = 1e-8) -> Path:
+    """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
+    Co-Simulation, and return its path.
+
+    Co-Simulation runs the model's own C integrator in ``fmi2DoStep``:
+    ``method`` (one of 'dopri5', 'bdf' for stiff models, 'rosenbrock',
+    'rosw') at rtol = atol = the experiment's tolerance if the host gives one,
+    else ``tolerance``; inputs are held over each communication step.
 
     Variables: the states (with their derivatives ``der(<state>)``), the
     constants as tunable parameters and the specifieds as continuous inputs,
@@ -128,6 +143,10 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     from templates/fmi2 (Modelica Association, 2-clause BSD).
     """
     flags = checked_flags(flags)
+    if method not in CS_METHODS:
+        raise ValueError(f"method must be one of {list(CS_METHODS)}, got {method!r}")
+    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
+        raise ValueError(f"tolerance must be a number in (0, 1), got {tolerance!r}")
     eq, key, sources = _sources(eom, name, constants, specifieds, rank_rtol)
     start = _start_values(eq, start_values)
     parent = Path(output_dir).resolve()
@@ -136,7 +155,8 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         guid = _guid(key)
         wrapper = template("fmi2_model.c").substitute(
             name=name, NAME=name.upper(), version=__version__, guid=guid,
-            mass_failure=sources.mass_failure, start_states=_numbers(start["x"]),
+            mass_failure=sources.mass_failure, method=f"{name.upper()}_{CS_METHODS[method]}",
+            method_name=method, tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
             start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]))
         files = dict(sources.files)
         files[f"{name}_fmi2.c"] = wrapper

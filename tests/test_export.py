@@ -106,6 +106,16 @@ def start(model, mod):
     return x0, p, r
 
 
+def fmu_start(model, mod):
+    """start(), and the same numbers as an FMU's start values by name."""
+    x0, p, r = start(model, mod)
+    values = dict(zip(mod.states, x0))
+    values.update(zip(mod.constants, p))
+    if r is not None:
+        values.update(zip(mod.specifieds, r))
+    return x0, p, r, values
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_driver_trajectory_equals_python(exported, name):
     model, ga, folder, mod = exported[name]
@@ -125,11 +135,7 @@ def test_driver_trajectory_equals_python(exported, name):
 @pytest.mark.parametrize("name", MODELS)
 def test_fmu_validates_and_matches_solve_ivp(exported, tmp_path, name):
     model, ga, folder, mod = exported[name]
-    x0, p, r = start(model, mod)
-    values = dict(zip(mod.states, x0))
-    values.update(zip(mod.constants, p))
-    if r is not None:
-        values.update(zip(mod.specifieds, r))
+    x0, p, r, values = fmu_start(model, mod)
     path = export_fmu(ga, name, tmp_path, start_values=values)
     assert path == tmp_path / f"{name}.fmu"
     assert validate_fmu(str(path)) == []
@@ -142,15 +148,59 @@ def test_fmu_validates_and_matches_solve_ivp(exported, tmp_path, name):
     assert [n for n in by_causality["local"] if not n.startswith("der(")] == mod.states
     t_end = 2.0
     res = fmpy.simulate_fmu(str(path), stop_time=t_end, output_interval=0.01,
-                            relative_tolerance=1e-11, output=mod.states)
+                            relative_tolerance=1e-11, output=mod.states, fmi_type="ModelExchange")
     sol = solve_ivp(mod.rhs, (0, t_end), x0, args=(p, r), method="DOP853", rtol=1e-12,
                     atol=1e-12, t_eval=res["time"])
     ours = np.array([res[s] for s in mod.states])
     assert np.allclose(ours, sol.y, rtol=1e-6, atol=1e-6), abs(ours - sol.y).max()
     # tunable parameter: a changed constant changes the motion
     other = fmpy.simulate_fmu(str(path), stop_time=0.5, output_interval=0.01,
-                              start_values={mod.constants[-1]: 2 * p[-1]}, output=mod.states)
+                              start_values={mod.constants[-1]: 2 * p[-1]}, output=mod.states,
+                              fmi_type="ModelExchange")
     assert not np.allclose(other[mod.states[-1]], res[mod.states[-1]][:len(other)])
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_cosimulation_runs_our_integrator(exported, tmp_path, name):
+    """fmi2DoStep is the model's own DOPRI5 carried from one communication
+    point to the next: FMPy's co-simulation equals simulate() at the same
+    output times (the same C, the same calls), and solve_ivp's DOP853."""
+    model, ga, folder, mod = exported[name]
+    x0, p, r, values = fmu_start(model, mod)
+    path = export_fmu(ga, name, tmp_path, start_values=values)
+    assert fmpy.read_model_description(str(path)).coSimulation is not None
+    res = fmpy.simulate_fmu(str(path), stop_time=2.0, output_interval=0.01, fmi_type="CoSimulation",
+                            relative_tolerance=1e-10, output=mod.states)
+    cosim = np.array([res[s] for s in mod.states]).T
+    ours = mod.simulate((0, 2.0), x0, p, r, rtol=1e-10, atol=1e-10, t_eval=res["time"])
+    assert abs(cosim - ours.x).max() < 1e-9, abs(cosim - ours.x).max()
+    sol = solve_ivp(mod.rhs, (0, 2.0), x0, args=(p, r), method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=res["time"])
+    assert np.allclose(cosim, sol.y.T, rtol=1e-6, atol=1e-6)
+
+
+def test_cosimulation_of_a_stiff_model_with_bdf(tmp_path):
+    model = ex.stiff_pendulum(2)
+    ga = GibbsAppellMethod(**model.kwargs)
+    mod = generate(ga, "stiff2", output_dir=tmp_path / "py")
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    x0 = np.array(model.initial_state, float)
+    values = dict(zip(mod.states, x0), **dict(zip(mod.constants, p)))
+    path = export_fmu(ga, "stiff2", tmp_path, start_values=values, method="bdf", tolerance=1e-8)
+    assert validate_fmu(str(path)) == []
+    res = fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.05, fmi_type="CoSimulation",
+                            output=mod.states)                 # the FMU's own tolerance, 1e-8
+    cosim = np.array([res[s] for s in mod.states]).T
+    ours = mod.simulate((0, 1.0), x0, p, [0.0], method="bdf", rtol=1e-8, atol=1e-8,
+                        t_eval=res["time"])
+    assert abs(cosim - ours.x).max() < 1e-9
+    ref = solve_ivp(mod.rhs, (0, 1.0), x0, args=(p, [0.0]), method="Radau", rtol=1e-12,
+                    atol=1e-12, t_eval=res["time"])
+    assert np.allclose(cosim, ref.y.T, atol=1e-5)
+    with pytest.raises(ValueError, match="method must be one of"):
+        export_fmu(ga, "stiff2", tmp_path, method="rk4")
+    with pytest.raises(ValueError, match="tolerance must be"):
+        export_fmu(ga, "stiff2", tmp_path, tolerance=0.0)
 
 
 def test_bad_names_and_folders(tmp_path):
