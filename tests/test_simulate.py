@@ -202,16 +202,21 @@ def test_tabulated_inputs(models):
     assert np.array_equal(const.x, table.x)
 
 
-def test_ctrl_c_stops_cleanly(models):
-    model, _, mod = models["spring"]
-    p = np.array([model.parameter_values[c] for c in mod.constants])
+def interrupted(run):
+    """run() with a SIGINT (Ctrl-C) sent to this process 0.3 s after it starts."""
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        res = mod.simulate((0, 1e4), [1.0, 0.0], p, method="dopri5", rtol=1e-10, atol=1e-12,
-                           t_eval=np.linspace(0, 1e4, 200001))
+        return run()
     finally:
         timer.cancel()
+
+
+def test_ctrl_c_stops_cleanly(models):
+    model, _, mod = models["spring"]
+    p = np.array([model.parameter_values[c] for c in mod.constants])
+    res = interrupted(lambda: mod.simulate((0, 1e4), [1.0, 0.0], p, method="dopri5", rtol=1e-10,
+                                           atol=1e-12, t_eval=np.linspace(0, 1e4, 200001)))
     assert res.status == -1 and res.message == "interrupted"
     assert 0 < len(res.t) < 200001 and np.isfinite(res.x).all()
 
@@ -221,25 +226,16 @@ def test_ctrl_c_stops_between_far_output_times(models):
     thousand steps, so Ctrl-C stops it long before it gets there."""
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        res = mod.simulate((0, 1e5), [1.0, 0.0], p, rtol=1e-10, atol=1e-12, t_eval=[1e5])
-    finally:
-        timer.cancel()
+    res = interrupted(lambda: mod.simulate((0, 1e5), [1.0, 0.0], p, rtol=1e-10, atol=1e-12,
+                                           t_eval=[1e5]))
     assert res.status == -1 and len(res.t) == 0 and res.nsteps > 0
 
 
 def test_ctrl_c_stops_a_batch(models):
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        t, X, status = mod.simulate_batch((0, 1e4), np.tile([1.0, 0.0], (8, 1)), p, rtol=1e-10,
-                                          atol=1e-12, t_eval=[0.0, 1e-3, 1e4])
-    finally:
-        timer.cancel()
+    t, X, status = interrupted(lambda: mod.simulate_batch(
+        (0, 1e4), np.tile([1.0, 0.0], (8, 1)), p, rtol=1e-10, atol=1e-12, t_eval=[0.0, 1e-3, 1e4]))
     assert np.all(status == -1)                                  # cut short or never started
     started = np.isfinite(X[:, 1]).all(axis=1)                   # their first output points
     assert started.any() and np.isnan(X[:, 2]).all()
