@@ -14,6 +14,7 @@ reads the data pointer directly, without a copy or a memoryview.
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
+from openmp cimport omp_get_max_threads
 
 cdef extern from "Python.h":
     # the same two functions without Cython's exception propagation, for the
@@ -510,7 +511,10 @@ cdef class Dynamics:
                     self._check_start(t0, X0[i], Pm[i], Rm[i] if self.nr else None, f"row {i}: ")
         cdef Py_ssize_t m = len(t_eval)
         out = np.full((n, m, self.nx), np.nan)
-        cdef cnp.ndarray bufs = np.zeros((max(n, 1), self.integrator_size), dtype=np.uint8)
+        # one integrator per thread, not per run: a thread's runs follow one another, and
+        # an implicit method's integrator holds two nx-by-nx matrices
+        cdef cnp.ndarray bufs = np.zeros((omp_get_max_threads(), self.integrator_size),
+                                         dtype=np.uint8)
         cdef unsigned char *base = <unsigned char *>cnp.PyArray_DATA(bufs)
         cdef size_t size = self.integrator_size
         cdef double[:, ::1] xv = X0, pv = Pm, rv = Rm
@@ -530,7 +534,7 @@ cdef class Dynamics:
             if stop[0]:
                 codes[i] = -1                          # interrupted before it started
                 continue
-            s = <void *>(base + i * size)
+            s = <void *>(base + threadid() * size)
             code = init(s, meth, start, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], nr_table,
                         &t_table[0], &rv[i, 0], rtol, atol, h)
             if code == 0:
