@@ -8,6 +8,8 @@
  * BDF (Shampine's NDF, orders 1-5, quasi-constant step; J kept while the
  * Newton iteration converges with it).
  * All state lives in the caller's ${name}_integrator: reentrant, no allocation.
+ * It holds two NX x NX matrices for the implicit methods (J and the LU of
+ * W): ${name}_integrator_size() bytes, best kept off small thread stacks.
  *
  *   ${name}_integrator s;
  *   ${name}_integrator_init(&s, ${NAME}_DOPRI5, t0, x0, p, 0, 0, 0, 1e-8, 1e-8, 0.0);
