@@ -503,7 +503,11 @@ static int ${name}_bdf_step(${name}_integrator *s, int *accepted)
     }
     /* W = I / c - J, so W dy = f - (psi + d) / c is (I - c J) dy = c f - psi - d */
     for (k = 0; k < ${NAME}_BDF_NEWTON; k++) {
-        if ((code = ${name}_f(s, t_new, y, f))) return code;
+        code = ${name}_f(s, t_new, y, f);
+        /* an iterate where f is not finite: no convergence (a smaller step),
+           unless the prediction itself overflowed */
+        if (code == ${NAME}_ERR_OUTPUT && ${name}_all_finite(ypred, ${NAME}_NX)) break;
+        if (code) return code;
         for (i = 0; i < ${NAME}_NX; i++) dy[i] = f[i] - (psi[i] + d[i]) / c;
         ${name}_lu_backsolve(${NAME}_NX, s->w, s->piv, dy);
         dy_norm = ${name}_err_norm(dy, ypred, ypred, rtol, atol);
