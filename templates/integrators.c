@@ -419,31 +419,35 @@ static const double ${name}_bdf_error_const[6] = {
 /* R(order, factor): the matrix that rescales backward differences to the step h * factor */
 static void ${name}_bdf_R(int order, double factor, double R[6][6])
 {
+    static const double inv[6] = {0.0, 1.0, 1.0 / 2.0, 1.0 / 3.0, 1.0 / 4.0, 1.0 / 5.0};
     int i, j;
     for (j = 0; j <= order; j++) R[0][j] = 1.0;
     for (i = 1; i <= order; i++) {
         R[i][0] = 0.0;
-        for (j = 1; j <= order; j++) R[i][j] = R[i - 1][j] * (i - 1 - factor * j) / i;
+        for (j = 1; j <= order; j++) R[i][j] = R[i - 1][j] * (i - 1 - factor * j) * inv[i];
     }
 }
 
-/* D[0..order] <- (R U)^T D[0..order]: the differences for the step h * factor */
+/* D[0..order] <- (R U)^T D[0..order]: the differences for the step h * factor.
+   U = R(order, 1) is upper triangular and its own inverse, and column 0 of
+   R U is e_0: D[0], the solution, stays, and a factor of 1 changes nothing. */
 static void ${name}_bdf_rescale(${name}_integrator *s, double factor)
 {
     double R[6][6], U[6][6], RU[6][6], old[6];
     const int order = s->order;
     int i, j, k, n;
+    if (factor == 1.0) return;
     ${name}_bdf_R(order, factor, R);
     ${name}_bdf_R(order, 1.0, U);
     for (i = 0; i <= order; i++)
-        for (j = 0; j <= order; j++) {
+        for (j = 1; j <= order; j++) {
             double v = 0.0;
-            for (k = 0; k <= order; k++) v += R[i][k] * U[k][j];
+            for (k = 0; k <= j; k++) v += R[i][k] * U[k][j];
             RU[i][j] = v;
         }
     for (n = 0; n < ${NAME}_NX; n++) {
         for (k = 0; k <= order; k++) old[k] = s->D[k * ${NAME}_NX + n];
-        for (j = 0; j <= order; j++) {
+        for (j = 1; j <= order; j++) {
             double v = 0.0;
             for (k = 0; k <= order; k++) v += RU[k][j] * old[k];
             s->D[j * ${NAME}_NX + n] = v;
