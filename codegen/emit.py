@@ -268,7 +268,11 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
     fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)
     fields["solve_source"] = template("ldl.c").substitute(fields) if solve is not None else ""
     fields["integrator_api"] = template("integrators.h").substitute(fields)
-    fields["integrators_source"] = template("integrators.c").substitute(fields)
+    # explicit methods and the shared parts, the Rosenbrock family, BDF (which
+    # uses the Rosenbrock family's Jacobian and LU), then integrate_to over all
+    fields["integrators_source"] = "\n".join(
+        template(t).substitute(fields) for t in ("integrators.c", "rosenbrock.c", "bdf.c",
+                                                 "integrate.c"))
     files = {
         f"{name}.h": template("model.h").substitute(fields),
         f"{name}.c": template("model.c").substitute(fields),
