@@ -24,6 +24,7 @@ import numpy as np
 import sympy as sm
 
 from . import examples
+from ._runtime import METHODS
 from .appell import GibbsAppellMethod
 
 
@@ -132,7 +133,7 @@ def main(argv=None) -> int:
     b.add_argument("model", help="a built-in example (e.g. rolling_disk, pendulum:5) or file.py")
     b.add_argument("--out", default="generated", help="output folder (default: generated)")
     b.add_argument("--seconds", type=float, default=2.0, help="simulated time (default 2)")
-    b.add_argument("--method", choices=["rk4", "dopri5", "rosenbrock", "rosw", "bdf"],
+    b.add_argument("--method", choices=list(METHODS),
                    help="integrator (default: bdf for stiff examples, else dopri5; rk4 at dt = 1 ms)")
     b.set_defaults(func=build)
     s = sub.add_parser("show", help="print S and the equations of a built-in example")

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 from . import __version__
+from ._runtime import METHODS
 from .build import (PORTABLE_FLAGS, _atomic_write, _prepare_dir, checked_flags, compile_library,
                     equations_key, neutral_equations)
 from .emit import TEMPLATE_DIR, emit, template
@@ -118,8 +119,8 @@ def _start_values(eq, start_values):
                 r=[float(start_values.get(n, 0.0)) for n in eq.specified_names])
 
 
-#: integrators a Co-Simulation FMU can run in fmi2DoStep (the names of simulate)
-CS_METHODS = {"dopri5": "DOPRI5", "bdf": "BDF", "rosenbrock": "ROSENBROCK", "rosw": "ROSW"}
+#: integrators a Co-Simulation FMU can run in fmi2DoStep: simulate's adaptive ones
+CS_METHODS = tuple(m for m in METHODS if m != "rk4")
 
 
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
@@ -155,7 +156,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         guid = _guid(key)
         wrapper = template("fmi2_model.c").substitute(
             name=name, NAME=name.upper(), version=__version__, guid=guid,
-            mass_failure=sources.mass_failure, method=f"{name.upper()}_{CS_METHODS[method]}",
+            mass_failure=sources.mass_failure, method=f"{name.upper()}_{method.upper()}",
             method_name=method, tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
             start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]))
         files = dict(sources.files)

@@ -65,7 +65,8 @@ class CompiledModel:
 
     simulate(t_span, x0, p, r=None, method='dopri5', rtol=1e-8, atol=1e-8, dt=None,
     t_eval=None, ...), simulate_batch(...), rhs_batch(t, X, P, R=None)
-        Whole integrations in C (RK4, Dormand-Prince 5(4), Rosenbrock 4(3)) and
+        Whole integrations in C (RK4, Dormand-Prince 5(4), and for stiff models
+        BDF, Rosenbrock 4(3), Rosenbrock-W) and
         batches over both cores; see their docstrings.
     rhs_address, callback_data(p, r)
         A C function pointer for other solvers (numbalsoda's signature).

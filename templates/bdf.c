@@ -107,7 +107,7 @@ static int ${name}_bdf_step(${name}_integrator *s, int *accepted)
         d[i] = 0.0;
     }
     if (s->jac_age < 0) {                      /* the first J, at (t, x) */
-        if ((code = ${name}_jacobian(s))) return code;
+        if ((code = ${name}_jacobian(s, 0))) return code;
         s->w_diag = 0.0;
     }
     if (s->w_diag != 1.0 / c && ${name}_lu_w(s, 1.0 / c)) {
@@ -147,7 +147,7 @@ static int ${name}_bdf_step(${name}_integrator *s, int *accepted)
         s->rejected++;
         if (s->jac_age != 0) {                 /* a J from an earlier step: a new one, same h */
             if ((code = ${name}_f(s, s->t, s->x, s->f))) return code;
-            if ((code = ${name}_jacobian(s))) return code;
+            if ((code = ${name}_jacobian(s, 0))) return code;
             s->w_diag = 0.0;
         } else {
             ${name}_bdf_new_h(s, 0.5);

@@ -49,6 +49,21 @@ static void log_error(Model *m, const char *message)
         m->cb.logger(m->cb.componentEnvironment, m->instance_name, fmi2Error, "error", "%s", message);
 }
 
+/* what an error code of the model's C means */
+static const char *run_error(int code)
+{
+    switch (code) {
+    case ${NAME}_ERR_INPUT: return "non-finite input";
+    case ${NAME}_ERR_MASS: return "${mass_failure}";
+    case ${NAME}_ERR_OUTPUT: return "non-finite result";
+    case ${NAME}_ERR_SVD: return "constraint SVD did not converge";
+    case ${NAME}_ERR_STEPS: return "max_steps reached";
+    case ${NAME}_ERR_STEPSIZE: return "step size underflow (stiff? export with method='bdf')";
+    case ${NAME}_ERR_JACOBIAN: return "singular Newton matrix";
+    default: return "integrator failure";
+    }
+}
+
 static fmi2Status update(Model *m)
 {
     int code;
@@ -57,9 +72,7 @@ static fmi2Status update(Model *m)
     if (code != ${NAME}_OK) {
         char text[160];
         snprintf(text, sizeof text, "${name}_rhs failed with code %d at t = %g (%s)", code, m->t,
-                 code == ${NAME}_ERR_INPUT ? "non-finite input" :
-                 code == ${NAME}_ERR_MASS ? "${mass_failure}" :
-                 code == ${NAME}_ERR_SVD ? "constraint SVD did not converge" : "non-finite result");
+                 run_error(code));
         log_error(m, text);
         return fmi2Error;
     }
@@ -287,20 +300,6 @@ fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real indicators[], size_t
 }
 
 /* ---- Co-Simulation ------------------------------------------------------- */
-
-static const char *run_error(int code)
-{
-    switch (code) {
-    case ${NAME}_ERR_INPUT: return "non-finite input";
-    case ${NAME}_ERR_MASS: return "${mass_failure}";
-    case ${NAME}_ERR_OUTPUT: return "non-finite result";
-    case ${NAME}_ERR_SVD: return "constraint SVD did not converge";
-    case ${NAME}_ERR_STEPS: return "max_steps reached";
-    case ${NAME}_ERR_STEPSIZE: return "step size underflow (stiff? export with method='bdf')";
-    case ${NAME}_ERR_JACOBIAN: return "singular Newton matrix";
-    default: return "integrator failure";
-    }
-}
 
 fmi2Status fmi2DoStep(fmi2Component c, fmi2Real currentCommunicationPoint,
                       fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)

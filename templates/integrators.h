@@ -31,7 +31,7 @@
 /* integrate_to return codes beyond those of ${name}_rhs */
 #define ${NAME}_ERR_STEPS 5      /* max_steps reached */
 #define ${NAME}_ERR_STEPSIZE 6   /* step size underflow (stiff or singular) */
-#define ${NAME}_ERR_JACOBIAN 7   /* Rosenbrock: I / (gamma h) - J is singular */
+#define ${NAME}_ERR_JACOBIAN 7   /* an implicit method's Newton matrix is singular */
 /* not an error: the call's step budget (integrator_set) ran out before t_out;
    the run is intact, and calling integrate_to again with the same t_out goes on */
 #define ${NAME}_PAUSED 8

@@ -1,9 +1,9 @@
 /* ---- linearly implicit methods: the finite-difference Jacobian, W and its LU,
    and the Rosenbrock 4(3) and Rosenbrock-W steps (see ${name}.h) ---------- */
 
-/* J = df/dx (row-major, into s->jac) and df/dt (s->ft) at the current (t, x),
-   by forward differences from f = s->f: nx + 1 RHS calls */
-static int ${name}_jacobian(${name}_integrator *s)
+/* J = df/dx (row-major, into s->jac) and, with_dt, df/dt (s->ft) at the
+   current (t, x), by forward differences from f = s->f: nx (+ 1) RHS calls */
+static int ${name}_jacobian(${name}_integrator *s, int with_dt)
 {
     double xp[${NAME}_NX], fp[${NAME}_NX];
     const double t = s->t, *x = s->x, *f0 = s->f;
@@ -16,10 +16,11 @@ static int ${name}_jacobian(${name}_integrator *s)
         if ((code = ${name}_f(s, t, xp, fp))) return code;
         for (i = 0; i < ${NAME}_NX; i++) s->jac[i * ${NAME}_NX + j] = (fp[i] - f0[i]) / dx;
     }
+    s->jac_age = 0;
+    if (!with_dt) return ${NAME}_OK;
     dt = sqrt(2.2e-16) * (fabs(t) > 1.0 ? fabs(t) : 1.0);
     if ((code = ${name}_f(s, t + dt, x, fp))) return code;
     for (i = 0; i < ${NAME}_NX; i++) s->ft[i] = (fp[i] - f0[i]) / dt;
-    s->jac_age = 0;
     return ${NAME}_OK;
 }
 
@@ -124,7 +125,7 @@ static int ${name}_implicit_step(${name}_integrator *s, const ${name}_tableau *t
     double err, fac;
     int i, j, k, code;
     if (!tb->keep_j || s->jac_age < 0 || s->jac_age >= ${NAME}_JAC_REUSE) {
-        if ((code = ${name}_jacobian(s))) return code;
+        if ((code = ${name}_jacobian(s, 1))) return code;
         s->w_diag = 0.0;
     }
     if (s->w_diag != 1.0 / (tb->gam * h) && ${name}_factor_w(s, tb->gam, accepted))
