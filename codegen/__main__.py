@@ -55,15 +55,16 @@ def show(args) -> int:
     model = _model(args.example)
     t0 = time.perf_counter()
     ga = GibbsAppellMethod(**model.kwargs)
+    ga.kanes_equations()
     elapsed = time.perf_counter() - t0
     print(f"# {model.name}: {model.doc.strip().splitlines()[0]}")
-    print(f"q = {list(ga.q)}\nu = {list(ga.u)}")
+    print(f"q = {list(ga.q)}\nu = {list(ga.u_independent)}")
     print("kinematics:")
     for qd, e in ga.kindiffdict().items():
         print(f"  {qd} = {e}")
     S = ga.gibbs_appell_function
     print(f"Gibbs-Appell function (u'-free terms dropped):\n  S = {sm.simplify(S) if args.simplify else S}")
-    M, F = ga.mass_matrix, ga.forcing
+    M, F = ga.reduced_mass_matrix, ga.reduced_forcing
     if args.simplify:
         M, F = sm.simplify(M), sm.simplify(F)
     print("equations of motion M u' = F:")
@@ -80,6 +81,7 @@ def build(args) -> int:
     model = _model(args.model)
     t0 = time.perf_counter()
     ga = GibbsAppellMethod(**model.kwargs)
+    ga.kanes_equations()
     t_form = time.perf_counter() - t0
     t0 = time.perf_counter()
     mod = generate(ga, model.name, output_dir=args.out)
@@ -105,7 +107,7 @@ def build(args) -> int:
         hint = " (a stiff model? try --method bdf)" if method in ("rk4", "dopri5") else ""
         raise SystemExit(f"{model.name}: the simulation stopped at t = "
                          f"{res.t[-1] if len(res.t) else 0.0:g}: {res.message}{hint}")
-    states = list(ga.q) + list(ga.u)
+    states = list(ga.state)
     consts = sorted(model.constants, key=str)
     energy = sm.lambdify([states, consts], ga.to_state(model.energy()), "numpy")
     pc = [values.get(str(c), 1.0) for c in consts]

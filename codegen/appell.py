@@ -1,41 +1,20 @@
-"""The Gibbs–Appell formulation: S, mass matrix and forcing (symbolic).
+"""``GibbsAppellMethod``: the Gibbs–Appell equations behind KanesMethod's interface.
 
-For each body with reference point O (velocity v, partial velocities
-gamma_j = dv/du_j), angular velocity omega (partial angular velocities
-beta_j), inertia I about O and mass-centre offset rho from O, Greenwood's
-Gibbs–Appell function (4.292) is
-
-    S = 1/2 m v'.v' + 1/2 w'.I.w' + (w x I w).w' + m v'.rho''
-    rho'' = w' x rho + w x (w x rho)
-
-and, because the accelerations are linear in the quasi-accelerations u',
-v' = sum_j gamma_j u'_j + a0, w' = sum_j beta_j u'_j + alpha0, its
-derivatives follow by the chain rule (4.294)-(4.297):
-
-    M_jk = d2S/du'_j du'_k = m gamma_j.gamma_k + beta_j.I.beta_k
-                             + m gamma_j.(beta_k x rho) + m gamma_k.(beta_j x rho)
-    dS/du'_j at u' = 0     = m (a0 + rho0'').gamma_j
-                             + [I alpha0 + w x I w + m rho x a0].beta_j
-    F_j = Q_j - dS/du'_j at u' = 0,       Q_j = sum of loads . partial velocities.
-
-Differentiating an expanded S twice gives the same M and F but costs more
-than the whole Kane derivation (see the README), so S is built only when
-asked for, and M and F come from the chain rule above.
-
-Every vector is taken in components in one frame per body (the frame of
-its inertia dyadic, else its own frame; for a particle the frame its
-velocity is written in, else the Newtonian frame), so dot products are
-plain sums and v' in that frame X is d(components)/dt + omega_X x v.
+The facade only arranges the stages: :mod:`codegen.kinematics` (coordinates,
+speeds, kinematic equations), :mod:`codegen.constraints` (dependent speeds,
+run-time constraints), :mod:`codegen.formulation` (S, M, F over all speeds)
+and, for the generated code, :mod:`codegen.eom`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import numpy as np
 import sympy as sm
-from sympy.physics.mechanics import KanesMethod, Particle, RigidBody
-from sympy.physics.vector import dynamicsymbols
-from sympy.physics.vector import Point, ReferenceFrame, Vector
+from sympy.core.sorting import default_sort_key
+from sympy.physics.mechanics import KanesMethod
+from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
+from .constraints import dependent_speeds, project, resolve, runtime_constraints
+from .formulation import check_bodies, check_loads, form, gibbs_appell_function
 from .kinematics import Kinematics, as_list, numeric_probe
 
 __all__ = ["GibbsAppellMethod"]
@@ -43,519 +22,220 @@ __all__ = ["GibbsAppellMethod"]
 t = dynamicsymbols._t
 
 
-def _dot(a, b):
-    return sm.Add(*[sm.Mul(x, y) for x, y in zip(a, b) if x != 0 and y != 0])
-
-
-def _cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0]]
-
-
-def _matvec(I, v):
-    return [_dot(I[i], v) for i in range(3)]
-
-
-def _add(a, b):
-    return [x + y for x, y in zip(a, b)]
-
-
-def _components(vec: Vector, X: ReferenceFrame) -> list:
-    """vec in components of X: each frame's part rotated by the cached DCM.
-
-    Vector.to_matrix does a dot product per unit vector and costs ten times
-    more on the many-frame velocities of a chain.
-    """
-    parts = [[], [], []]
-    for comps, frame in vec.args:
-        if frame == X:
-            rows = list(comps)
-        else:
-            C = X.dcm(frame)
-            rows = [_dot(C.row(i), comps) for i in range(3)]
-        for i in range(3):
-            parts[i].append(rows[i])
-    return [sm.Add(*p) for p in parts]
-
-
-def _frames_of(vec) -> list:
-    """The frames a Vector or Dyadic is written in, in order of appearance."""
-    if isinstance(vec, Vector):
-        frames = [f for _, f in vec.args]
-    else:   # Dyadic: args are (coefficient, unit vector, unit vector)
-        frames = [f for _, v1, v2 in vec.args for f in (v1.args[0][1], v2.args[0][1])]
-    return list(dict.fromkeys(frames))
-
-
-@dataclass
-class _Motion:
-    """A vector quantity of a body in components of one frame, plain symbols."""
-    value: list          # 3 components, in q, u, t
-    partials: list       # per independent speed: 3 components (d value / d u_j)
-    rate0: list          # d/dt of the vector in N at u' = 0, in the same frame
-    frame: ReferenceFrame
-
-
-class _Formulation:
-    """Turns bodies and loads into M, F (and S on request), on plain symbols."""
-
-    def __init__(self, kin: Kinematics, N: ReferenceFrame):
-        self.kin, self.N = kin, N
-        self._frame_rate = {}    # frame X -> omega of X in N, components in X
-        self._motions = {}       # (point or frame, X) -> _Motion
-
-    def point_motion(self, P: Point, X: ReferenceFrame | None = None) -> _Motion:
-        """Velocity of P in N, in components of X (computed once per pair).
-
-        Without X, the frame of an earlier call for P (a load on a body's
-        point reuses the body's components), else the Newtonian frame.
-        """
-        X = X or self._known_frame(P) or self.N
-        key = (P, X)
-        if key not in self._motions:
-            self._motions[key] = self.motion(P.vel(self.N), X, f"velocity of {P}")
-        return self._motions[key]
-
-    def _known_frame(self, obj):
-        return next((x for (o, x) in self._motions if o is obj), None)
-
-    def frame_motion(self, R: ReferenceFrame, X: ReferenceFrame | None = None) -> _Motion:
-        """Angular velocity of R in N, in components of X (computed once per pair)."""
-        X = X or self._known_frame(R) or R
-        key = (R, X)
-        if key not in self._motions:
-            self._motions[key] = self.motion(R.ang_vel_in(self.N), X,
-                                             f"angular velocity of {R}")
-        return self._motions[key]
-
-    def motion(self, vec: Vector, X: ReferenceFrame, what: str) -> _Motion:
-        kin = self.kin
-        value = [kin.to_plain(c, what) for c in _components(vec, X)]
-        partials = [list(col) for col in zip(*[kin.jacobian_u(c) for c in value])]
-        rate0 = [kin.dt(c) for c in value]
-        if X != self.N and any(c != 0 for c in value):
-            rate0 = _add(rate0, _cross(self.omega_of(X), value))
-        return _Motion(value, partials, rate0, X)
-
-    def omega_of(self, X: ReferenceFrame) -> list:
-        if X not in self._frame_rate:
-            w = X.ang_vel_in(self.N)
-            self._frame_rate[X] = [self.kin.to_plain(c, f"angular velocity of {X}")
-                                   for c in _components(w, X)]
-        return self._frame_rate[X]
-
-
-def _body_frame(body, N):
-    if isinstance(body, RigidBody):
-        frames = _frames_of(body.inertia[0])
-        return frames[0] if len(frames) == 1 else body.frame
-    frames = _frames_of(body.masscenter.vel(N))
-    return frames[0] if len(frames) == 1 else N
-
-
 class GibbsAppellMethod(KanesMethod):
     """Equations of motion by the Gibbs–Appell equation, a drop-in for KanesMethod.
 
+    Explanation
+    ===========
+
+    The constructor takes KanesMethod's arguments, and the object answers
+    KanesMethod's members with KanesMethod's meaning and shapes: ``q``, ``u``
+    (independent then dependent speeds), ``kanes_equations(bodies, loads)``
+    returning (fr, frstar) with fr + frstar = 0, ``mass_matrix`` and
+    ``forcing`` ([k_d; k_dnh] and -[f_d; f_dnh], over all speeds),
+    ``mass_matrix_full``, ``forcing_full``, ``mass_matrix_kin``,
+    ``forcing_kin``, ``kindiffdict()``, ``rhs()``, ``auxiliary_eqs``,
+    ``to_linearizer()`` and ``linearize()``. It works as ``eom_method`` of
+    ``System.form_eoms`` and in place of KanesMethod in ``JointsMethod``.
+
+    The equations are formed differently: from Greenwood's Gibbs–Appell
+    function S (4.292), by the chain rule (see :mod:`codegen.formulation`),
+    over all speeds, then projected onto the independent speeds through the
+    constraint Jacobians (:mod:`codegen.constraints`). The projected,
+    symmetric equations are the Gibbs–Appell equations proper:
+
+    - ``reduced_mass_matrix`` M_r and ``reduced_forcing`` F_r:
+      M_r u_i' = F_r over the independent speeds ``u_independent``, with the
+      dependent speeds eliminated; M_r = d²S/du_i'², F_r = Q - dS/du_i' at
+      u_i' = 0. ``generate`` compiles these (the state is [q, u_independent]).
+    - ``gibbs_appell_function``: S over the independent quasi-accelerations
+      (terms free of u' dropped). ``generalized_active_forces``: Q.
+
     Parameters
-    ----------
+    ==========
+
     frame : ReferenceFrame
         The Newtonian frame.
     q_ind, u_ind : sequences of dynamicsymbols
         Independent coordinates and independent speeds (quasi-velocities).
     kd_eqs : sequence of expressions
         Kinematic differential equations, one per coordinate, linear in q'
-        (e.g. ``u1 - (x'cos(phi) + y'sin(phi))``): the speeds may be any
-        independent linear combinations of q'.
+        and u. A speed need not appear in them (an ignorable wheel angle).
     q_dependent, configuration_constraints : sequences
-        Dependent coordinates and the holonomic constraints f(q, t) = 0.
-        Without ``q_dependent`` the constraints are only stored (as
-        ``holonomic_constraint_matrices`` A(q, t) q' = B) for the run-time
-        SVD elimination; the dependent coordinates stay in the state.
-    u_dependent, velocity_constraints : sequences
-        Dependent speeds and as many constraints linear in the speeds. The
-        dependent speeds are eliminated symbolically (Greenwood's approach),
-        so ``u``, ``mass_matrix`` and ``forcing`` are over the independent
-        speeds only. Constraints without ``u_dependent`` are stored as
-        ``velocity_constraint_matrices`` (A u = B) for the run-time elimination.
-    bodies : sequence of Particle and RigidBody
+        Dependent coordinates and as many holonomic constraints f(q, t) = 0
+        (kept in the state, used by ``linearize``, as in KanesMethod).
+        **Extension:** configuration constraints without ``q_dependent``
+        are eliminated at run time by the generated code (SVD null-space
+        method of Singh & Likins; see ``constraint_matrices``).
+    u_dependent, velocity_constraints, acceleration_constraints : sequences
+        Dependent speeds and as many velocity constraints, linear in the
+        speeds; the acceleration constraints default to their time
+        derivative. **Extension:** velocity constraints without
+        ``u_dependent`` are eliminated at run time.
+    u_auxiliary : sequence of dynamicsymbols
+        Auxiliary speeds, which bring non-contributing forces into evidence
+        (``auxiliary_eqs``); they are zero in the equations of motion.
+    bodies : sequence of Particle and RigidBody (and deprecated Body)
     forcelist : sequence of (Point, Vector) forces and (ReferenceFrame, Vector) torques
+        Both may also be given to ``kanes_equations``.
     explicit_kinematics : bool
-        As in KanesMethod: whether ``mass_matrix_full`` carries the identity
-        (q' solved) or the coefficients of q' in ``kd_eqs``.
+        Whether ``mass_matrix_full``/``forcing_full`` carry the identity and
+        the solved q' (True) or the kinematic equations as given (False).
+        q' is solved only when something needs it.
+    kd_eqs_solver, constraint_solver : str or callable
+        As in KanesMethod: a method of ``Matrix.solve`` ('LU', 'CRAMER', ...)
+        or a callable ``f(A, b)``, for q' and for the dependent speeds. The
+        generated code solves for the dependent speeds with the same solver,
+        on placeholders of the constraint matrix (no expression swell).
     recursive : bool or None
         For the generated code: solve M u' = F by the O(n) articulated-body
         recursion (codegen.recursive) when the bodies form a tree. None (the
-        default) tries it for systems of particles, True for rigid bodies too
-        (measured on 3-D chains with spherical joints: within 25 % of the
-        dense solve either way, at more generation time), False never.
+        default) tries it for systems of particles, True for rigid bodies too,
+        False never.
 
-    The equations are formed on construction. Afterwards, with KanesMethod's
-    names and conventions, ``mass_matrix`` M and ``forcing`` F satisfy
-    M u' = F; ``mass_matrix_full``, ``forcing_full`` cover x = [q, u];
-    ``kindiffdict()`` maps q' to expressions of q, u, t;
-    ``generalized_active_forces`` is Q; ``gibbs_appell_function`` is S
-    (formed on first access; terms free of u' are dropped), with
-    M = d2S/du'2 and F = Q - dS/du' at u' = 0.
+    The equations are formed by ``kanes_equations`` or, when bodies were
+    given to the constructor, on first use.
 
     Examples
-    --------
+    ========
+
     >>> import sympy.physics.mechanics as me, sympy as sm
     >>> q, u = me.dynamicsymbols('q u')
     >>> m, g, l = sm.symbols('m g l')
     >>> N = me.ReferenceFrame('N'); A = N.orientnew('A', 'Axis', [q, N.z])
     >>> O = me.Point('O'); O.set_vel(N, 0)
     >>> P = O.locatenew('P', l * A.x); _ = P.v2pt_theory(O, N, A)
-    >>> ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()],
-    ...     bodies=[me.Particle('p', P, m)], forcelist=[(P, -m * g * N.y)])
+    >>> ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()])
+    >>> fr, frstar = ga.kanes_equations([me.Particle('p', P, m)], [(P, -m * g * N.y)])
     >>> ga.mass_matrix, ga.forcing
     (Matrix([[l**2*m]]), Matrix([[-g*l*m*cos(q(t))]]))
     """
 
-    def __init__(self, frame, q_ind, u_ind, kd_eqs=(), q_dependent=(),
-                 configuration_constraints=(), u_dependent=(),
-                 velocity_constraints=(), acceleration_constraints=None,
-                 u_auxiliary=(), bodies=(), forcelist=(), explicit_kinematics=True,
+    def __init__(self, frame, q_ind, u_ind, kd_eqs=None, q_dependent=None,
+                 configuration_constraints=None, u_dependent=None,
+                 velocity_constraints=None, acceleration_constraints=None,
+                 u_auxiliary=None, bodies=None, forcelist=None, explicit_kinematics=True,
                  kd_eqs_solver='LU', constraint_solver='LU', recursive=None):
         if recursive not in (None, True, False):
             raise TypeError(f"recursive must be None, True or False, got {recursive!r}")
-        self._recursive = recursive
         if not isinstance(frame, ReferenceFrame):
-            raise TypeError(f"frame must be a ReferenceFrame, got {frame!r}")
-        if as_list(u_auxiliary, 'u_auxiliary'):
-            raise ValueError("auxiliary speeds are not supported by GibbsAppellMethod")
-        if acceleration_constraints is not None:
-            raise ValueError("acceleration_constraints are not supported; give the "
-                             "velocity constraints, whose derivative is taken here")
+            raise TypeError(f"An inertial ReferenceFrame must be supplied, got {frame!r}")
+        self._recursive = recursive
         self._inertial = frame
         self.explicit_kinematics = explicit_kinematics
-        self._kin = Kinematics(q_ind, u_ind, kd_eqs, q_dependent, u_dependent,
-                               velocity_constraints, configuration_constraints)
-        self._bodylist = self._check_bodies(as_list(bodies, 'bodies'))
-        self._forcelist = self._check_loads(as_list(forcelist, 'forcelist'))
+        self._constraint_solver = constraint_solver
+        kin = self._kin = Kinematics(q_ind, u_ind, kd_eqs, q_dependent, u_dependent,
+                                     u_auxiliary, kd_eqs_solver)
+        config = as_list(configuration_constraints, 'configuration_constraints')
+        vel = as_list(velocity_constraints, 'velocity_constraints')
+        if kin.n_q_dependent and len(config) != kin.n_q_dependent:
+            raise ValueError(f"There must be an equal number of dependent coordinates and "
+                             f"configuration constraints: {kin.n_q_dependent} dependent "
+                             f"coordinates, {len(config)} configuration constraints")
+        self._f_h = sm.Matrix([kin.to_plain(e, f"configuration_constraints[{i}]", inputs=False)
+                               for i, e in enumerate(config)]) if kin.n_q_dependent \
+            else sm.zeros(0, 1)
+        self._nh = dependent_speeds(kin, vel if kin.m else [], acceleration_constraints,
+                                    constraint_solver)
+        run_config = [] if kin.n_q_dependent else \
+            [kin.to_plain(e, f"configuration_constraints[{i}]", inputs=False)
+             for i, e in enumerate(config)]
+        run_vel = [] if kin.m else \
+            [kin.to_plain(e, f"velocity_constraints[{i}]", inputs=False) for i, e in enumerate(vel)]
+        if (run_config or run_vel) and (kin.m or kin.uas):
+            raise ValueError("constraints left to the run-time elimination (without dependent "
+                             "coordinates or speeds) cannot be combined with dependent or "
+                             "auxiliary speeds: give all velocity constraints with u_dependent")
+        self._runtime = runtime_constraints(kin, run_config, run_vel)
+        if self._runtime is not None:
+            _check_freedom(self._runtime['A'])
+        self._holonomic_rows = run_config
+        self._bodylist = bodies
+        self._forcelist = forcelist
+        self._fr = self._frstar = None
+        self._formed = None
         self._S = None
-        self._form()
+        self._codegen = None
 
-    # -- input checks -------------------------------------------------------
-    @staticmethod
-    def _check_bodies(bodies):
-        for b in bodies:
-            if not isinstance(b, (Particle, RigidBody)):
-                raise TypeError(f"body {b!r} is neither a Particle nor a RigidBody")
-            if isinstance(b, RigidBody):
-                Imat = b.inertia[0].to_matrix(_body_frame(b, None))
-                if sm.simplify(Imat - Imat.T) != sm.zeros(3, 3):
-                    raise ValueError(f"inertia dyadic of {b} is not symmetric: {Imat}")
-        return bodies
-
-    @staticmethod
-    def _check_loads(loads):
-        out = []
-        for load in loads:
-            if not (isinstance(load, tuple) and len(load) == 2):
-                raise TypeError(f"load {load!r} is not a (Point or ReferenceFrame, Vector) pair")
-            where, vec = load
-            if not isinstance(where, (Point, ReferenceFrame)):
-                raise TypeError(f"load {load!r} acts on {where!r}, which is neither "
-                                f"a Point nor a ReferenceFrame")
-            if vec == 0:
-                continue
-            if not isinstance(vec, Vector):
-                raise TypeError(f"load on {where} is {vec!r}, not a Vector")
-            out.append((where, vec))
-        return out
-
-    # -- formulation ----------------------------------------------------------
-    def _form(self):
-        kin, N = self._kin, self._inertial
-        p = len(kin.us)
-        fm = _Formulation(kin, N)
-        mm = [[{} for _ in range(p)] for _ in range(p)]   # upper triangle, see _accumulate
-        res = [{} for _ in range(p)]                      # dS/du'_j at u' = 0
-        self._body_terms = []
-        for body in self._bodylist:
-            terms = self._body(fm, body)
-            self._body_terms.append(terms)
-            self._accumulate(terms, mm, res)
-        Q = self._generalized_forces(fm)
-        self._fm = fm
-        upper = {(j, k): self._collected_scalar(mm[j][k]) for j in range(p) for k in range(j, p)}
-        Mp = sm.Matrix(p, p, lambda j, k: upper[min(j, k), max(j, k)])
-        Fp = sm.Matrix([Q[j] - self._collected_vector(res[j]) for j in range(p)])
-        self._plain = dict(M=Mp, F=Fp, Q=sm.Matrix(Q))
-        to_time = kin.to_time
-        self._k_d = to_time(Mp)
-        self._f_d = to_time(Fp)
-        self._fr = to_time(sm.Matrix(Q))
-        self._qdot_u_map = {qi.diff(): to_time(e) for qi, e in zip(kin.q, kin.qdot)}
-        self._constraints = self._runtime_constraints()
-
-    def _runtime_constraints(self):
-        """A u = B, B' and f, fq for the constraints left to the run-time elimination.
-
-        Configuration constraints given without dependent coordinates become
-        the rows f_q q' = -f_t, i.e. (f_q K) u = -(f_q k + f_t) with q' = K u + k;
-        velocity constraints given without dependent speeds are rows as they are.
-        B' = B_dot - A_dot u is -d/dt(A u - B) at u' = 0, by the chain rule.
-        """
-        kin = self._kin
-        p = len(kin.us)
-        us = sm.Matrix(kin.us)
-        A, B = sm.zeros(0, p), sm.zeros(0, 1)
-        f, fq = [], sm.zeros(0, len(kin.qs))
-        if kin.configuration_constraints and not kin.n_q_dependent:
-            fvec = sm.Matrix(kin.configuration_constraints)
-            fq = fvec.jacobian(kin.qs)
-            qdot = sm.Matrix(kin.qdot)
-            K = qdot.jacobian(kin.us)
-            k0 = qdot.xreplace({s: 0 for s in kin.us})
-            A = fq * K
-            B = -(fq * k0 + fvec.diff(t))
-            f = list(fvec)
-        if kin.velocity_constraint_matrices is not None:
-            Av, Bv = kin.velocity_constraint_matrices
-            A, B = A.col_join(Av), B.col_join(Bv)
-        if A.rows == 0:
-            return None
-        residual = A * us - B
-        Bdot = sm.Matrix([-kin.dt(e) for e in residual])
-        self._check_freedom(A)
-        return dict(A=A, B=B, Bdot=Bdot, f=f, fq=fq, nh=len(f))
-
-    def _check_freedom(self, A):
-        """Refuse constraints that leave no motion at a generic configuration."""
-        import numpy as np
-        An = np.array(A.xreplace(numeric_probe(A)).evalf(), dtype=float)
-        if np.linalg.matrix_rank(An) >= A.cols:
-            raise ValueError(f"the {A.rows} constraints leave zero degrees of freedom for the "
-                             f"{A.cols} speeds (rank {A.cols} at a generic configuration): "
-                             f"the system cannot move")
-
-    def _body(self, fm, body):
-        """Per-body kinematic data: mass, inertia matrix, motions, offset."""
-        N = self._inertial
-        X = _body_frame(body, N)
-        name = getattr(body, 'name', str(body))
-        m = body.mass
-        if isinstance(body, Particle):
-            v = fm.point_motion(body.point, X)
-            return dict(m=m, v=v, w=None, I=None, rho=None, X=X)
-        dyadic, ref = body.inertia
-        rho = None
-        try:
-            v = fm.point_motion(ref, X)
-            if ref != body.masscenter:
-                rho = [fm.kin.to_plain(c, f"mass-centre offset of {name}")
-                       for c in _components(body.masscenter.pos_from(ref), X)]
-        except ValueError:     # reference point without a velocity: use the mass centre
-            dyadic = body.central_inertia
-            v = fm.point_motion(body.masscenter, X)
-        w = fm.frame_motion(body.frame, X)
-        I = [[fm.kin.to_plain(c, f"inertia of {name}") for c in row]
-             for row in dyadic.to_matrix(X).tolist()]
-        if rho is not None and all(c == 0 for c in rho):
-            rho = None
-        return dict(m=m, v=v, w=w, I=I, rho=rho, X=X)
-
-    def _accumulate(self, b, mm, res):
-        """Add one body's chain-rule terms to M (upper triangle) and dS/du'|0.
-
-        Terms are collected by their velocity factor: M_jk gathers
-        {gamma_j.gamma_k: [masses]} and dS/du'_j gathers {gamma_j: [m a0 vectors]},
-        so that bodies sharing a partial velocity (every body beyond joint j
-        of a chain) give gamma_j.(sum m a0) instead of sum m (gamma_j.a0):
-        an O(n) sum per entry instead of O(n) dot products.
-        """
-        m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
-        p = len(res)
-        G = v.partials
-        nzv = [j for j in range(p) if any(c != 0 for c in G[j])]
-        a0 = v.rate0
-        if w is not None:
-            B = w.partials
-            nzw = [j for j in range(p) if any(c != 0 for c in B[j])]
-            IB = {j: _matvec(I, B[j]) for j in nzw}
-            wIw = _cross(w.value, _matvec(I, w.value))
-            h = _add(_matvec(I, w.rate0), wIw)          # I alpha0 + w x I w
-            if rho is not None:
-                Bxr = {j: _cross(B[j], rho) for j in nzw}
-                rho_dd0 = _add(_cross(w.rate0, rho), _cross(w.value, _cross(w.value, rho)))
-                h = _add(h, [m * c for c in _cross(rho, a0)])
-        nz = sorted(set(nzv) | (set(nzw) if w is not None else set()))
-        acc = a0 if w is None or rho is None else _add(a0, rho_dd0)
-        macc = [m * c for c in acc]
-        for ij, j in enumerate(nz):
-            for k in nz[ij:]:
-                cell = mm[j][k]
-                if j in nzv and k in nzv:
-                    cell.setdefault(_dot(G[j], G[k]), []).append(m)
-                if w is not None and j in IB and k in IB:
-                    cell.setdefault(_dot(B[j], IB[k]), []).append(sm.S.One)
-                    if rho is not None:
-                        cell.setdefault(_dot(G[j], Bxr[k]) + _dot(G[k], Bxr[j]), []).append(m)
-            if j in nzv:
-                res[j].setdefault(tuple(G[j]), []).append(macc)
-            if w is not None and j in IB:
-                res[j].setdefault(tuple(B[j]), []).append(h)
-
-    @staticmethod
-    def _collected_scalar(cell: dict):
-        return sm.Add(*[key * sm.Add(*coeffs) for key, coeffs in cell.items() if key != 0])
-
-    @staticmethod
-    def _collected_vector(cell: dict):
-        return sm.Add(*[_dot(key, [sm.Add(*c) for c in zip(*vectors)])
-                        for key, vectors in cell.items()])
-
-    def _generalized_forces(self, fm):
-        """Q_j = sum over loads of force . partial velocity (torque . partial omega).
-
-        Collected by partial velocity like the inertia terms: loads on points
-        that share gamma_j (gravity on every body beyond joint j) are summed
-        first, then dotted once.
-        """
-        p = len(self._kin.us)
-        Q = [{} for _ in range(p)]
-        for where, vec in self._forcelist:
-            mo = fm.point_motion(where) if isinstance(where, Point) else fm.frame_motion(where)
-            comps = [self._kin.to_plain(c, f"load on {where}")
-                     for c in _components(vec, mo.frame)]
-            for j in range(p):
-                if any(c != 0 for c in mo.partials[j]):
-                    Q[j].setdefault(tuple(mo.partials[j]), []).append(comps)
-        return [self._collected_vector(cell) for cell in Q]
-
-    def _tree_plain(self):
-        """The bodies as a tree for the O(n) solve (codegen.recursive), or None.
-
-        Each body's partial velocities, spatial inertia and inertial bias
-        wrench at its mass centre (a particle: its point), in the body's own
-        frame (a particle: the Newtonian frame), so that a rigid body's
-        inertia stays constant; None if a mass centre has no velocity or
-        position the kinematics can reach, or if the bodies form no tree."""
-        from .recursive import tree_of
-        rigid = any(isinstance(b, RigidBody) for b in self._bodylist)
-        if self._constraints is not None or self._recursive is False \
-                or (rigid and not self._recursive):
-            return None
-        kin, N, fm = self._kin, self._inertial, self._fm
-        p = len(kin.us)
-        data, places = [], []
-        try:
-            for body in self._bodylist:
-                P = body.masscenter
-                X = body.frame if isinstance(body, RigidBody) else N
-                v = fm.point_motion(P, X)
-                m = body.mass
-                G = [[sm.S.Zero] * p for _ in range(3)] + [[v.partials[j][i] for j in range(p)]
-                                                           for i in range(3)]
-                W = [[sm.S.Zero] * 6 for _ in range(6)]
-                for i in range(3, 6):
-                    W[i][i] = m
-                h = [sm.S.Zero] * 3 + [m * c for c in v.rate0]
-                if isinstance(body, RigidBody):
-                    w = fm.frame_motion(body.frame, X)
-                    I = [[kin.to_plain(c, f"inertia of {body}") for c in row]
-                         for row in body.central_inertia.to_matrix(X).tolist()]
-                    for i in range(3):
-                        G[i] = [w.partials[j][i] for j in range(p)]
-                        W[i][:3] = I[i]
-                    h[:3] = _add(_matvec(I, w.rate0), _cross(w.value, _matvec(I, w.value)))
-                data.append((G, W, h))
-                places.append((P, X))
-        except ValueError:
-            return None
-
-        def transport(k, parent):
-            """X with (ω; v) of body k = X (ω; v) of its parent, each in its own frame."""
-            (Pk, Xk), (Pp, Xp) = places[k], places[parent]
-            R = sm.Matrix(3, 3, [kin.to_plain(c, f"orientation of {Xk}") for c in Xk.dcm(Xp)])
-            rx, ry, rz = [kin.to_plain(c, f"position of {Pk}")
-                          for c in _components(Pk.pos_from(Pp), Xp)]
-            cross = sm.Matrix([[0, -rz, ry], [rz, 0, -rx], [-ry, rx, 0]])
-            T = sm.zeros(6, 6)
-            T[:3, :3] = R
-            T[3:, 3:] = R
-            T[3:, :3] = -R * cross                    # v_k = R (v_p + ω_p × r)
-            return T
-
-        try:
-            return tree_of(data, list(self._plain["Q"]), p, transport)
-        except ValueError:
-            return None
-
-    def _gibbs_appell_plain(self):
-        """S on plain symbols, summed over bodies (4.292), u'-free terms kept."""
-        ud = self._kin.uds
-        terms = []
-        for b in self._body_terms:
-            m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
-            acc = _add(v.rate0, [_dot(col, ud) for col in zip(*v.partials)])
-            terms.append(m * _dot(acc, acc) / 2)
-            if w is not None:
-                alpha = _add(w.rate0, [_dot(col, ud) for col in zip(*w.partials)])
-                Ia = _matvec(I, alpha)
-                terms.append(_dot(alpha, Ia) / 2)
-                terms.append(_dot(_cross(w.value, _matvec(I, w.value)), alpha))
-                if rho is not None:
-                    rdd = _add(_cross(alpha, rho), _cross(w.value, _cross(w.value, rho)))
-                    terms.append(m * _dot(acc, rdd))
-        return sm.Add(*terms)
-
-    def to_state(self, expr):
-        """expr with q' and the dependent speeds replaced: a function of q, u (independent), t.
-
-        E.g. the kinetic energy of the bodies, for energy checks.
-        """
-        return self._kin.to_time(self._kin.to_plain(expr, "expression"))
-
-    def _constraints_plain(self):
-        """The run-time constraints on plain symbols, for codegen.eom (or None)."""
-        return None if self._constraints is None else dict(self._constraints)
-
-    @property
-    def constraint_matrices(self):
-        """(A, B) with A(q, t) u = B(q, t): the constraints left to run time, or None.
-
-        Rows from configuration constraints first, then velocity constraints;
-        columns over ``u``.
-        """
-        c = self._constraints
-        return None if c is None else (self._kin.to_time(c['A']), self._kin.to_time(c['B']))
-
-    @property
-    def constraint_rate(self):
-        """B' = B_dot - A_dot u, with A u' = B' (or None)."""
-        c = self._constraints
-        return None if c is None else self._kin.to_time(c['Bdot'])
-
-    @property
-    def configuration_residual(self):
-        """f(q, t) of the configuration constraints left to run time (a Matrix, maybe empty)."""
-        c = self._constraints
-        return None if c is None else self._kin.to_time(sm.Matrix(c['f']))
-
-    def _equations_plain(self):
-        """(q, u, q', M, F) on the internal plain symbols, for codegen.eom."""
-        kin = self._kin
-        return kin.qs, kin.us, kin.qdot, self._plain['M'], self._plain['F']
-
-    # -- KanesMethod-compatible interface -------------------------------------
-    def form_equations(self):
-        """Return (M, F) with M u' = F (the equations are formed on construction)."""
-        return self.mass_matrix, self.forcing
-
+    # -- forming --------------------------------------------------------------
     def kanes_equations(self, bodies=None, loads=None):
-        """(fr, frstar) as KanesMethod returns them: fr + frstar = F - M u' = 0."""
-        if bodies is not None or loads is not None:
-            raise ValueError("give bodies and loads to the constructor of GibbsAppellMethod")
-        udot = sm.Matrix([ui.diff() for ui in self.u])
-        return self._fr, self._f_d - self._fr - self._k_d * udot
+        """Form the equations; returns (fr, frstar) as KanesMethod does, fr + frstar = 0.
 
-    def _form_eoms(self):
-        fr, frstar = self.kanes_equations()
-        return fr + frstar
+        With auxiliary speeds both carry the auxiliary equations last
+        (``auxiliary_eqs``)."""
+        if bodies is None:
+            bodies = self._bodylist
+        if loads is None and self._forcelist is not None:
+            loads = self._forcelist
+        if loads == []:
+            loads = None
+        if not self._kin.has_kd:
+            raise AttributeError('Create an instance of KanesMethod with kinematic '
+                                 'differential equations to use this method.')
+        if bodies is None or isinstance(bodies, (str, bytes)) or not np.iterable(bodies):
+            raise TypeError('Bodies must be supplied in an iterable.')
+        self._form(bodies, loads)
+        return self._fr, self._frstar
 
+    def _form_fr(self, fl):
+        """KanesMethod's check of a force list (the equations are formed together)."""
+        if fl is not None and (isinstance(fl, (str, bytes)) or not np.iterable(fl) or len(fl) == 0):
+            raise ValueError('Force pairs must be supplied in an non-empty iterable or None.')
+        return check_loads(as_list(fl, 'loads'))
+
+    def _form(self, bodies, loads):
+        kin = self._kin
+        checked_loads = self._form_fr(loads)
+        ga = form(kin, self._inertial, check_bodies(as_list(bodies, 'bodies')), checked_loads)
+        o, p = len(kin.us), kin.p
+        M, F, Q = ga.M, ga.F, ga.Q
+        Mk, Fk, Qk = M[:o, :o], F[:o, :], Q[:o, :]
+        if self._nh is not None:           # KanesMethod's projection with its A_rs
+            Ars = self._nh.Ars
+            Mk = Mk[:p, :] + Ars.T * Mk[p:, :]
+            Fk = Fk[:p, :] + Ars.T * Fk[p:, :]
+            Qk = Qk[:p, :] + Ars.T * Qk[p:, :]
+        udot = sm.Matrix(kin.uds)
+        fr = Qk
+        frstar = Fk - Qk - Mk * udot
+        self._aux_eq = None
+        if kin.uas:
+            Ma, Fa, Qa = M[o:, :o], F[o:, :], Q[o:, :]
+            if self._nh is not None:
+                Aa = self._nh.Ars_aux
+                Ma, Fa, Qa = Ma + Aa.T * M[p:o, :o], Fa + Aa.T * F[p:o, :], Qa + Aa.T * Q[p:o, :]
+            fr_aux = Qa
+            frstar_aux = Fa - Qa - Ma * udot
+            self._aux_eq = kin.to_time(fr_aux + frstar_aux)
+            fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
+        self._formed = dict(ga=ga, Mk=Mk, Fk=Fk, Qk=Qk)
+        self._bodylist, self._forcelist = bodies, loads
+        self._fr, self._frstar = kin.to_time(fr), kin.to_time(frstar)
+        self._S = self._codegen = None
+
+    def _need_formed(self):
+        if self._formed is None:
+            if self._bodylist is None:
+                raise ValueError('Need to compute Fr, Fr* first.')
+            self.kanes_equations()
+        return self._formed
+
+    def _codegen_equations(self):
+        """(intermediates, M_r, F_r) on plain symbols: the dependent speeds' solve as
+        intermediates (constraint_solver on placeholders), then the projection."""
+        if self._codegen is None:
+            f = self._need_formed()
+            kin, M, F = self._kin, f['ga'].M, f['ga'].F
+            o, p = len(kin.us), kin.p
+            if self._nh is None:
+                self._codegen = ([], M[:o, :o], F[:o, :])
+            else:
+                items, Ars, w = self._nh.intermediates(kin)
+                Mr, Fr = project(M[:o, :o], F[:o, :], Ars, w)
+                self._codegen = (items, Mr, Fr)
+        return self._codegen
+
+    # -- KanesMethod's members ------------------------------------------------------
     @property
     def q(self):
         """All coordinates, independent then dependent."""
@@ -563,95 +243,274 @@ class GibbsAppellMethod(KanesMethod):
 
     @property
     def u(self):
-        """The independent speeds, which the state carries."""
+        """All speeds, independent then dependent (as KanesMethod)."""
         return self._kin.u
-
-    @property
-    def u_dependent(self):
-        """The dependent speeds, eliminated from the equations."""
-        return self._kin.u_dependent
 
     @property
     def bodylist(self):
         return self._bodylist
 
-    bodies = bodylist
-
     @property
     def forcelist(self):
         return self._forcelist
 
-    loads = forcelist
+    @property
+    def bodies(self):
+        return self._bodylist
+
+    @property
+    def loads(self):
+        return self._forcelist
 
     @property
     def mass_matrix(self):
-        """M in M u' = F, over the independent speeds (symmetric)."""
-        return self._k_d
+        """[k_d; k_dnh] over all speeds (KanesMethod's): the projected dynamic
+        equations, then the acceleration constraints."""
+        f = self._need_formed()
+        k_dnh = self._nh.k_dnh if self._nh is not None else sm.zeros(0, len(self._kin.us))
+        return self._kin.to_time(f['Mk'].col_join(k_dnh))
 
     @property
     def forcing(self):
-        """F in M u' = F."""
-        return self._f_d
-
-    @property
-    def generalized_active_forces(self):
-        """Q_j: the loads projected on the partial velocities."""
-        return self._fr
+        """-[f_d; f_dnh], so that mass_matrix u' = forcing."""
+        f = self._need_formed()
+        f_dnh = self._nh.f_dnh if self._nh is not None else sm.zeros(0, 1)
+        return self._kin.to_time(f['Fk'].col_join(-f_dnh))
 
     @property
     def mass_matrix_kin(self):
-        if self.explicit_kinematics:
-            return sm.eye(len(self.q))
-        return self._kin.to_time(self._kin._kd_plain[0])
+        """k_kqdot: the identity (explicit kinematics) or as given in kd_eqs (implicit)."""
+        return sm.eye(len(self.q)) if self.explicit_kinematics else self._kin.k_kqdot
 
     @property
     def forcing_kin(self):
+        """-(k_ku u + f_k), of the solved (explicit) or the given (implicit) kinematics."""
         kin = self._kin
         if self.explicit_kinematics:
-            return sm.Matrix([self._qdot_u_map[qi.diff()] for qi in self.q])
-        rest = kin._kd_plain[1].applyfunc(lambda e: e.xreplace(kin.udep))
-        return kin.to_time(-rest)
+            k_ku, f_k = kin.explicit_kinematics()
+        else:
+            k_ku, f_k = kin.k_ku, kin.f_k
+        return -(k_ku * self.u + f_k)
 
     @property
     def mass_matrix_full(self):
-        """Block diagonal of mass_matrix_kin and mass_matrix, over x = [q, u]."""
-        n, p = len(self.q), len(self.u)
-        return sm.diag(self.mass_matrix_kin, self.mass_matrix) if p else self.mass_matrix_kin[:n, :n]
+        """The mass matrix of [q', u'], block diagonal of mass_matrix_kin and mass_matrix."""
+        o, n = len(self.u), len(self.q)
+        return self.mass_matrix_kin.row_join(sm.zeros(n, o)).col_join(
+            sm.zeros(o, n).row_join(self.mass_matrix))
 
     @property
     def forcing_full(self):
-        """[forcing_kin; forcing], over x = [q, u]."""
+        """[forcing_kin; forcing]."""
         return self.forcing_kin.col_join(self.forcing)
 
     def kindiffdict(self):
-        """{q': expression of q, u, t}, dependent speeds eliminated."""
-        return dict(self._qdot_u_map)
+        """{q': expression of q, u, t}: the kinematic equations solved (kd_eqs_solver)."""
+        kin = self._kin
+        if not kin.has_kd:
+            raise AttributeError('Create an instance of KanesMethod with kinematic '
+                                 'differential equations to use this method.')
+        return {qi.diff(t): e for qi, e in zip(kin.q, kin.to_time(sm.Matrix(kin.qdot)))}
+
+    @property
+    def auxiliary_eqs(self):
+        """The auxiliary equations, one per auxiliary speed (fr + frstar of those speeds)."""
+        self._need_formed()
+        if self._aux_eq is None:
+            raise ValueError('No auxiliary speeds have been declared.')
+        return self._aux_eq
+
+    @property
+    def _Ars(self):
+        """KanesMethod's A_rs: u_dependent = A_rs u_independent (+ terms free of u)."""
+        return sm.Matrix() if self._nh is None else self._kin.to_time(self._nh.Ars)
+
+    def rhs(self, inv_method=None):
+        """[q'; u'] by solving mass_matrix u' = forcing (as KanesMethod.rhs)."""
+        kdes = self.kindiffdict()
+        top = sm.Matrix([kdes[qi.diff(t)] for qi in self.q])
+        if inv_method is None:
+            bottom = self.mass_matrix.LUsolve(self.forcing)
+        else:
+            bottom = self.mass_matrix.inv(inv_method, try_block_diag=True) * self.forcing
+        return top.col_join(bottom)
+
+    def _form_eoms(self):
+        fr, frstar = self.kanes_equations(self.bodylist, self.forcelist)
+        return fr + frstar
+
+    def to_linearizer(self, linear_solver='LU'):
+        """A ``sympy.physics.mechanics.linearize.Linearizer`` of these equations,
+        built from the same parts as KanesMethod.to_linearizer."""
+        from sympy.physics.mechanics import find_dynamicsymbols, msubs
+        from sympy.physics.mechanics.linearize import Linearizer
+        self._need_formed()
+        kin, nh = self._kin, self._nh
+        q, u = kin.q, kin.u
+        qdot, udot = q.diff(t), u.diff(t)
+        k_ku, f_k = kin.explicit_kinematics()
+        f_c = kin.to_time(self._f_h)
+        f_v = kin.to_time(nh.f_nh + nh.k_nh * sm.Matrix(kin.us)) if nh else sm.Matrix()
+        f_a = kin.to_time(nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds)) if nh else sm.Matrix()
+        u_zero = dict.fromkeys(u, 0)
+        ud_zero = dict.fromkeys(udot, 0)
+        qd_zero = dict.fromkeys(qdot, 0)
+        qd_u_zero = dict.fromkeys(list(qdot) + list(u), 0)
+        f_0 = msubs(f_k, u_zero) + sm.Matrix(qdot)
+        f_1 = msubs(f_k, qd_zero) + k_ku * u
+        f_2 = msubs(self._frstar, qd_u_zero)
+        f_3 = msubs(self._frstar, ud_zero) + self._fr
+        f_4 = sm.zeros(len(f_2), 1)
+        q_i, q_d = q[:len(q) - kin.n_q_dependent, :], q[len(q) - kin.n_q_dependent:, :]
+        u_i, u_d = u[:kin.p, :], u[kin.p:, :]
+        uaux = kin.u_aux
+        sym_list = set(list(q) + list(qdot) + list(u) + list(udot) + list(uaux)
+                       + list(uaux.diff(t)))
+        f_d = -self.forcing[:kin.p, :]
+        if any(find_dynamicsymbols(m, sym_list) for m in
+               (k_ku, f_k, self.mass_matrix)):
+            raise ValueError('Cannot have dynamicsymbols outside dynamic forcing vector.')
+        r = sorted(find_dynamicsymbols(f_d, sym_list), key=default_sort_key)
+        for i in r:
+            if i.diff(t) in r:
+                raise ValueError('Cannot have derivatives of specified quantities when '
+                                 'linearizing forcing terms.')
+        return Linearizer(f_0, f_1, f_2, f_3, f_4, f_c, f_v, f_a, q, u, q_i, q_d, u_i, u_d, r,
+                          linear_solver=linear_solver)
+
+    def linearize(self, *, new_method=None, linear_solver='LU', **kwargs):
+        """Linearize about an operating point, as KanesMethod.linearize: returns
+        (M, A, B, r), or (A, B, r) with A_and_B=True."""
+        linearizer = self.to_linearizer(linear_solver=linear_solver)
+        result = linearizer.linearize(**kwargs)
+        return result + (linearizer.r,)
+
+    # -- the Gibbs–Appell equations proper -------------------------------------------
+    @property
+    def u_independent(self):
+        """The independent speeds: the speeds of the compiled model's state."""
+        return self._kin.u[:self._kin.p, :]
+
+    @property
+    def state(self):
+        """[q, u_independent]: the state of the compiled model (``generate``), in order."""
+        return self._kin.q.col_join(self.u_independent)
+
+    @property
+    def reduced_mass_matrix(self):
+        """M_r over ``u_independent`` (symmetric): d²S/du_i'², dependent speeds eliminated."""
+        items, Mr, _ = self._codegen_equations()
+        return self._kin.to_time(resolve(Mr, items))
+
+    @property
+    def reduced_forcing(self):
+        """F_r with M_r u_i' = F_r: Q - dS/du_i' at u_i' = 0, dependent speeds eliminated."""
+        items, _, Fr = self._codegen_equations()
+        return self._kin.to_time(resolve(Fr, items))
+
+    @property
+    def generalized_active_forces(self):
+        """Q over the independent speeds (fr of kanes_equations, without auxiliary rows)."""
+        f = self._need_formed()
+        return self._kin.to_time(f['Qk'])
 
     @property
     def gibbs_appell_function(self):
-        """S(q, u, u', t) as a SymPy expression (u' as u.diff(t)); u'-free terms dropped."""
+        """S(q, u_i, u_i', t) (u' as u.diff(t)); terms free of u' dropped.
+
+        Dependent speeds and their rates are eliminated (u_d' = A_rs u_i' + w),
+        so that reduced_mass_matrix = d²S/du_i'²."""
         if self._S is None:
-            S = self._gibbs_appell_plain()
-            zero = {d: 0 for d in self._kin.uds}
-            S = sm.expand(S)
+            f = self._need_formed()
+            kin = self._kin
+            S = gibbs_appell_function(kin, f['ga'].terms)
+            items = []
+            if self._nh is not None:
+                items, Ars, w = self._nh.intermediates(kin)
+                p = kin.p
+                rates = {kin.uds[p + k]: sm.Add(*[Ars[k, j] * kin.uds[j] for j in range(p)]) + w[k]
+                         for k in range(kin.m)}
+                S = S.xreplace(rates)
+            S = sm.expand(resolve([S], items)[0])
+            zero = {d: 0 for d in kin.uds}
             S = sm.Add(*[a for a in sm.Add.make_args(S) if a.xreplace(zero) != a])
-            self._S = self._kin.to_time(S)
+            self._S = kin.to_time(S)
         return self._S
+
+    def to_state(self, expr):
+        """expr over the compiled model's state [q, u_independent] (and t): q'
+        and the dependent speeds replaced. E.g. the kinetic energy, for energy checks."""
+        items = self._codegen_equations()[0] if self._nh is not None else []
+        return self._kin.to_time(resolve([self._kin.to_plain(expr, "expression")], items)[0])
+
+    # -- for codegen.eom -------------------------------------------------------------
+    def _equations_plain(self):
+        """(q, u_independent, q', M_r, F_r, intermediates) on plain symbols."""
+        items, Mr, Fr = self._codegen_equations()
+        kin = self._kin
+        return kin.qs, kin.us[:kin.p], kin.qdot, Mr, Fr, items
+
+    def _constraints_plain(self):
+        """The run-time constraints on plain symbols (or None)."""
+        return None if self._runtime is None else dict(self._runtime)
+
+    def _tree_plain(self):
+        """The bodies as a tree for the O(n) solve (codegen.recursive), or None."""
+        from .recursive import tree_of_bodies
+        f = self._need_formed()
+        rigid = any(b for b in f['ga'].terms if b['w'] is not None)
+        if self._runtime is not None or self._nh is not None or self._kin.uas \
+                or self._recursive is False or (rigid and not self._recursive):
+            return None
+        return tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'),
+                              list(f['ga'].Q))
+
+    # -- the run-time constraints -------------------------------------------------------
+    @property
+    def constraint_matrices(self):
+        """(A, B) with A(q, t) u = B(q, t): the constraints left to run time, or None.
+
+        Rows from configuration constraints first, then velocity constraints;
+        columns over ``u``."""
+        c = self._runtime
+        return None if c is None else (self._kin.to_time(c['A']), self._kin.to_time(c['B']))
+
+    @property
+    def constraint_rate(self):
+        """B' = B_dot - A_dot u, with A u' = B' (or None)."""
+        c = self._runtime
+        return None if c is None else self._kin.to_time(c['Bdot'])
+
+    @property
+    def configuration_residual(self):
+        """f(q, t) of the configuration constraints left to run time (or None)."""
+        c = self._runtime
+        return None if c is None else self._kin.to_time(sm.Matrix(c['f']))
 
     @property
     def holonomic_constraint_matrices(self):
-        """(A, B) with A(q, t) q' = B from configuration constraints kept for run time, or None."""
-        hc = self._kin.holonomic_constraint_matrices
-        return None if hc is None else tuple(self._kin.to_time(m) for m in hc)
+        """(A, B) with A(q, t) q' = B from the configuration constraints, or None."""
+        rows = list(self._f_h) + self._holonomic_rows
+        if not rows:
+            return None
+        f = sm.Matrix(rows)
+        return self._kin.to_time(f.jacobian(self._kin.qs)), self._kin.to_time(-f.diff(t))
 
     @property
     def velocity_constraint_matrices(self):
-        """(A, B) with A u = B over u and u_dependent, for constraints kept for run time, or None."""
-        vc = self._kin.velocity_constraint_matrices
-        return None if vc is None else tuple(self._kin.to_time(m) for m in vc)
+        """(A, B) with A u = B, over ``u``, of the velocity constraints, or None."""
+        if self._nh is not None:
+            return self._kin.to_time(self._nh.k_nh), self._kin.to_time(-self._nh.f_nh)
+        c = self._runtime
+        if c is None or c['A'].rows == c['nh']:
+            return None
+        return self._kin.to_time(c['A'][c['nh']:, :]), self._kin.to_time(c['B'][c['nh']:, :])
 
-    def linearize(self, *args, **kwargs):
-        raise NotImplementedError("linearize is not available for GibbsAppellMethod")
 
-    def to_linearizer(self, *args, **kwargs):
-        raise NotImplementedError("to_linearizer is not available for GibbsAppellMethod")
+def _check_freedom(A):
+    """Refuse run-time constraints that leave no motion at a generic configuration."""
+    An = np.array(A.xreplace(numeric_probe(A)).evalf(), dtype=float)
+    if np.linalg.matrix_rank(An) >= A.cols:
+        raise ValueError(f"the {A.rows} constraints leave zero degrees of freedom for the "
+                         f"{A.cols} speeds (rank {A.cols} at a generic configuration): "
+                         f"the system cannot move")

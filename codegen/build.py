@@ -145,6 +145,8 @@ def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
         for e in group:
             h.update(_digest(sm.sympify(e), memo))
         h.update(b"\0")
+    for item in eom.intermediates:
+        h.update(_digest(item.symbol, memo) + _digest(item.expr, memo) + item.name.encode())
     return h.hexdigest()
 
 

@@ -180,7 +180,7 @@ def c_function(name: str, program: Program, comment: str, signature: str = _SIGN
     k = 0
     for sym, expr in program.temporaries:
         lines += _sincos_lines(printer, plan.get(k, []))
-        lines.append(f"    const double {sym} = {c_expression(expr)};")
+        lines.append(f"    const double {c_expression(sym)} = {c_expression(expr)};")
         k += 1
     for array, exprs in program.outputs:
         lines.append(f"    /* {array} */")

@@ -24,6 +24,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
+from .formulation import pythagoras
 from .kinematics import memo_xreplace, numeric_probe
 
 __all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA"]
@@ -79,6 +80,9 @@ class EquationsOfMotion:
     origin: str = ""
     t: sm.Symbol = field(default=t)
     constraints: Constraints = None      # run-time constraints, if any
+    # codegen.constraints.Intermediate, in order: symbols the expressions use that
+    # the generated code computes first (the dependent speeds and their solve)
+    intermediates: list = field(default_factory=list)
     # recursive.Tree (bodies as a tree, for the O(n) solve) or None: found on
     # first use by tree_source(), so that a cache hit does not pay for it
     tree_source: object = field(default=None, repr=False)
@@ -141,50 +145,6 @@ def _inputs_in(expr, states, out: set) -> set:
     return out
 
 
-def _pythagoras(expr, memo: dict):
-    """expr with each pair a*sin(x)**2 + a*cos(x)**2 of one sum replaced by a.
-
-    Exact and without expansion: a body's partial velocity written in a
-    rotating frame gives l**2*(sin(q)**2 + cos(q)**2) on the diagonal of M,
-    which would otherwise cost five operations per entry at run time."""
-    out = memo.get(expr)
-    if out is not None:
-        return out
-    out = expr
-    if expr.args and not expr.is_Atom:
-        args = [_pythagoras(a, memo) for a in expr.args]
-        if expr.is_Add:
-            args = _pair_squares(args)
-        if args != list(expr.args):
-            out = expr.func(*args)
-    memo[expr] = out
-    return out
-
-
-def _pair_squares(terms: list) -> list:
-    found = {}                       # (argument, rest) -> index of the sin**2 / cos**2 term
-    for k, term in enumerate(terms):
-        factors = sm.Mul.make_args(term)
-        for f in factors:
-            if f.is_Pow and f.exp == 2 and isinstance(f.base, (sm.sin, sm.cos)):
-                rest = sm.Mul(*[g for g in factors if g is not f])
-                found.setdefault((type(f.base), f.base.args[0], rest), k)
-                break
-    done, out = set(), []
-    replaced = {}
-    for (kind, x, rest), k in found.items():
-        other = found.get((sm.cos, x, rest)) if kind is sm.sin else None
-        if other is not None and k not in done and other not in done:
-            done |= {k, other}
-            replaced[k] = rest
-    for k, term in enumerate(terms):
-        if k in replaced:
-            out.append(replaced[k])
-        elif k not in done:
-            out.append(term)
-    return out
-
-
 def _stabilized(c: Constraints, u) -> Constraints:
     """c with Baumgarte's S = -2 alpha (A u - B) - beta^2 [f; 0]."""
     res = c.A * sm.Matrix(u) - c.B
@@ -194,11 +154,11 @@ def _stabilized(c: Constraints, u) -> Constraints:
 
 
 def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-            constraints=None):
+            constraints=None, intermediates=()):
     memo = {}
-    M = M.applyfunc(lambda e: _pythagoras(e, memo))
-    F = F.applyfunc(lambda e: _pythagoras(e, memo))
-    exprs = list(qdot) + list(M) + list(F)
+    M = M.applyfunc(lambda e: pythagoras(e, memo))
+    F = F.applyfunc(lambda e: pythagoras(e, memo))
+    exprs = list(qdot) + list(M) + list(F) + [item.expr for item in intermediates]
     if constraints is not None:
         constraints = _stabilized(constraints, u)
         exprs += list(constraints.Bdot) + list(constraints.S) + list(constraints.A) + list(constraints.fq)
@@ -219,7 +179,7 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     free = set()
     for e in exprs:
         free |= e.free_symbols
-    free -= states | {t}
+    free -= states | {t} | {item.symbol for item in intermediates}
     if constants is None:
         constants = sorted(free, key=str)
     else:
@@ -238,21 +198,22 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         constants=constants, specifieds=specifieds,
         state_names=names, constant_names=[str(c) for c in constants],
         specified_names=[_name(s) for s in specifieds], origin=origin,
-        constraints=constraints)
+        constraints=constraints, intermediates=list(intermediates))
 
 
 def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     """The neutral equations of a formed GibbsAppellMethod or KanesMethod-like object."""
     constraints = None
+    intermediates = []
     if hasattr(method, "_equations_plain"):
-        q, u, qdot, M, F = method._equations_plain()
+        q, u, qdot, M, F, intermediates = method._equations_plain()
         raw = method._constraints_plain()
         if raw is not None:
             constraints = Constraints(**raw)
         symmetric = True
         origin = "codegen.GibbsAppellMethod (Gibbs-Appell equation, Greenwood 4.292-4.297)"
         qnames = [_name(s) for s in method.q]
-        unames = [_name(s) for s in method.u]
+        unames = [_name(s) for s in method.u_independent]
     else:
         try:
             qt, ut = list(method.q), list(method.u)
@@ -286,7 +247,7 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
     eq = _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-                 constraints)
+                 constraints, intermediates)
     if hasattr(method, "_tree_plain"):
         eq.tree_source = method._tree_plain
     return eq

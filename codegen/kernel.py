@@ -146,21 +146,81 @@ def _inputs(eom: EquationsOfMotion):
     return originals, cnames, arrays, index, labels
 
 
+def _needed(intermediates: list, exprs: list) -> list:
+    """The intermediates exprs use, directly or through other intermediates, in order."""
+    by_symbol = {item.symbol: item for item in intermediates}
+    needed = set()
+    stack = [s for e in exprs for s in e.free_symbols if s in by_symbol]
+    while stack:
+        s = stack.pop()
+        if s not in needed:
+            needed.add(s)
+            stack.extend(x for x in by_symbol[s].expr.free_symbols if x in by_symbol)
+    return [item for item in intermediates if item.symbol in needed]
+
+
+def _dependency_order(defs: list) -> list:
+    """defs [(symbol, expr)] reordered so that each comes after the symbols it
+    uses (a stable depth-first order: CSE temporaries and intermediates interleave)."""
+    index = {s: i for i, (s, _) in enumerate(defs)}
+    deps = [sorted(index[s] for s in e.free_symbols if s in index) for _, e in defs]
+    state, out = [0] * len(defs), []          # 0 new, 1 on the stack, 2 placed
+    for root in range(len(defs)):
+        if state[root]:
+            continue
+        state[root] = 1
+        stack = [(root, iter(deps[root]))]
+        while stack:
+            i, pending = stack[-1]
+            for j in pending:
+                if state[j] == 0:
+                    state[j] = 1
+                    stack.append((j, iter(deps[j])))
+                    break
+                if state[j] == 1:
+                    raise ValueError(f"{defs[j][0]} is defined through itself")
+            else:
+                stack.pop()
+                state[i] = 2
+                out.append(defs[i])
+    return out
+
+
 def make_program(eom: EquationsOfMotion, groups) -> Program:
     """One CSE over all the groups [(array, exprs)] of one generated function.
 
     The expressions keep the equations' own symbols; ``names`` says how each
     prints in C (renaming by substitution would rebuild every expression).
+    The intermediates the outputs need are computed first, as temporaries
+    named ``cg_<name>``, in the same CSE.
     """
     originals, cnames, arrays, index, labels = _inputs(eom)
     names = dict(zip(originals, cnames))
     names[eom.t] = "t"
     outputs = [sm.sympify(e) for _, exprs in groups for e in exprs]
+    items = _needed(eom.intermediates, outputs)
+    trivial, kept = {}, []
+    for item in items:     # a zero dependent speed, a pivot that is one: no assignment
+        expr = item.expr.xreplace(trivial) if trivial else item.expr
+        if expr.is_number or expr.is_Symbol:
+            trivial[item.symbol] = expr
+        else:
+            kept.append(type(item)(item.symbol, expr, item.name))
+    items = kept
+    if trivial:
+        outputs = [e.xreplace(trivial) for e in outputs]
+    for item in items:
+        names[item.symbol] = f"cg_{item.name}"
+    exprs = [item.expr for item in items] + outputs
     free = set()
-    for e in outputs:
+    for e in exprs:
         free |= e.free_symbols
     temp_symbols = sm.numbered_symbols(_temp_prefix(cnames), real=True, exclude=free)
-    temps, reduced = sm.cse(outputs, symbols=temp_symbols, order="none")
+    temps, reduced = sm.cse(exprs, symbols=temp_symbols, order="none")
+    if items:
+        temps = _dependency_order(list(temps) + [(item.symbol, e) for item, e in
+                                                 zip(items, reduced[:len(items)])])
+        reduced = reduced[len(items):]
     present = set()
     for e in reduced + [e for _, e in temps]:
         present |= e.free_symbols | e.atoms(sm.Derivative) | e.atoms(sm.core.function.AppliedUndef)

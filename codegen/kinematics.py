@@ -3,12 +3,18 @@
 SymPy mechanics writes coordinates and speeds as functions of time, q(t),
 u(t). Differentiating and substituting those is slow, so the formulation
 works on plain symbols: :class:`Kinematics` owns the map between the two
-worlds, solves the kinematic differential equations for q', eliminates the
-dependent speeds, and differentiates in time by the chain rule
+worlds and the kinematic differential equations
 
-    d/dt f(q, u, t) = sum_k (df/dq_k) q'_k(q, u, t) + df/dt  (+ df/du u', kept apart).
+    k_kqdot(q, t) q' + k_ku(q, t) u + f_k(q, t) = 0            (KanesMethod's names)
 
-Everything here is independent of bodies and loads.
+in both forms: implicit (the matrices as given) and explicit (q' solved
+with the chosen linear solver, formed only when something needs q'). It
+differentiates in time by the chain rule
+
+    d/dt f(q, u, t) = sum_k (df/dq_k) q'_k(q, u, t) + df/dt   (+ df/du u', kept apart).
+
+The speeds are all of KanesMethod's: independent, dependent and auxiliary
+(in that order). Nothing here knows of bodies, loads or constraints.
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
-__all__ = ["Kinematics", "as_list", "memo_xreplace", "numeric_probe"]
+__all__ = ["Kinematics", "as_list", "memo_xreplace", "numeric_probe", "linear_solver",
+           "linear_coefficients"]
 
 t = dynamicsymbols._t
 
@@ -30,29 +37,86 @@ def as_list(seq, what: str) -> list:
     if isinstance(seq, sm.MatrixBase):
         return list(seq)
     if isinstance(seq, (str, bytes)) or not isinstance(seq, Iterable):
-        raise TypeError(f"{what} must be a sequence, got {seq!r}")
+        raise TypeError(f"{what} must be an iterable, got {seq!r}")
     return list(seq)
 
 
-def _check_dynamicsymbols(items: list, what: str) -> None:
-    for s in items:
-        if not (isinstance(s, AppliedUndef) and s.args == (t,)):
-            raise TypeError(f"{what}: {s!r} is not a function of time; create it "
-                            f"with sympy.physics.mechanics.dynamicsymbols")
+def linear_solver(solver, what: str):
+    """A function x = f(A, b) from KanesMethod's solver argument: a method
+    name of ``Matrix.solve`` ('LU', 'CRAMER', ...) or a callable."""
+    if callable(solver):
+        return solver
+    if not isinstance(solver, str):
+        raise TypeError(f"{what} must be a method name of Matrix.solve (e.g. 'LU', 'CRAMER') "
+                        f"or a callable f(A, b), got {solver!r}")
+    return lambda A, b: sm.Matrix.solve(A, b, method=solver)
 
 
-def _linear_coefficients(exprs: Sequence[sm.Expr], syms: Sequence[sm.Symbol],
-                         what: str, labels: Sequence):
-    """A, b with exprs = A syms + b; ValueError if exprs are not linear in syms."""
+def _check_speeds_and_coordinates(groups) -> None:
+    """KanesMethod's checks: functions of time only, no duplicates, no overlap."""
+    seen = {}
+    for items, what in groups:
+        for s in items:
+            if not (isinstance(s, AppliedUndef) and s.args == (t,)):
+                raise ValueError(f"{what}: {s!r} is not a function of time; create it "
+                                 f"with sympy.physics.mechanics.dynamicsymbols")
+            if s in seen:
+                raise ValueError(f"{s} is given twice (in {seen[s]} and {what})")
+            seen[s] = what
+
+
+def linear_coefficients(exprs: Sequence, syms: Sequence, what: str, labels: Sequence):
+    """A, b with exprs = A syms + b; NonlinearError (a ValueError, as
+    sympy's linear_eq_to_matrix raises) if an expression is not linear."""
+    from sympy.solvers.solveset import NonlinearError
     A = sm.Matrix(len(exprs), len(syms), lambda i, j: exprs[i].diff(syms[j]))
     symset = set(syms)
     for i in range(A.rows):
-        if A.row(i).free_symbols & symset:
-            raise ValueError(f"{what} {labels[i]} is not linear in "
-                             f"{', '.join(str(s) for s in syms)}")
+        bad = sorted(s.name for s in A.row(i).free_symbols & symset)
+        if bad:
+            raise NonlinearError(f"{what} {labels[i]} is not linear in {', '.join(bad)}")
     zero = {s: 0 for s in syms}
     b = sm.Matrix([e.xreplace(zero) for e in exprs])
     return A, b
+
+
+def numeric_probe(*exprs, point: int = 0) -> dict:
+    """Deterministic, generic numbers for every symbol and function of time in exprs.
+
+    For checks that hold or fail for almost all values (singular, symmetric,
+    rank): a probe rules out quickly what an exact check would grind through.
+    point: which of several such points (0, 1, ...), for a check at more than one.
+    """
+    atoms = set()
+    for e in exprs:
+        atoms |= e.free_symbols | set(e.atoms(AppliedUndef))
+    return {s: sm.Float(0.3 + 0.0713 * k + 0.113 * point)
+            for k, s in enumerate(sorted(atoms, key=str))}
+
+
+def _singular_columns(K: sm.Matrix) -> list:
+    """Columns of K that a numeric probe at two generic points finds dependent
+    (structurally zero columns first), [] if K is invertible there."""
+    import numpy as np
+    zero = [j for j in range(K.cols) if all(K[i, j] == 0 for i in range(K.rows))]
+    if zero:
+        return zero
+    for point in range(2):
+        probe = numeric_probe(K, point=point)
+        try:
+            Kn = np.array(K.xreplace(probe).evalf(), dtype=float)
+            # the size of the terms, not of their sum: sin**2 + cos**2 - 1 is zero
+            scale = max(abs(float(a.xreplace(probe).evalf())) for e in K
+                        for a in sm.Add.make_args(e))
+        except TypeError:
+            return []
+        tol = 1e-10 * max(scale, 1e-300) * K.rows
+        if not np.all(np.isfinite(Kn)) or np.linalg.matrix_rank(Kn, tol=tol) == K.rows:
+            return []
+    # the last column whose removal keeps the rank names the culprit
+    rank = np.linalg.matrix_rank(Kn, tol=tol)
+    return [j for j in range(K.cols)
+            if np.linalg.matrix_rank(np.delete(Kn, j, 1), tol=tol) == rank][-1:]
 
 
 def _blocks(A: sm.Matrix) -> list:
@@ -90,201 +154,207 @@ def _tidy(e):
     return sm.cancel(n / d)
 
 
-def numeric_probe(*exprs, point: int = 0) -> dict:
-    """Deterministic, generic numbers for every symbol and function of time in exprs.
-
-    For checks that hold or fail for almost all values (singular, symmetric,
-    rank): a probe rules out quickly what an exact check would grind through.
-    point: which of several such points (0, 1, ...), for a check at more than one.
-    """
-    atoms = set()
-    for e in exprs:
-        atoms |= e.free_symbols | set(e.atoms(AppliedUndef))
-    return {s: sm.Float(0.3 + 0.0713 * k + 0.113 * point)
-            for k, s in enumerate(sorted(atoms, key=str))}
+#: tidy a block's solution only up to this many operations: cancel and factor
+#: grow fast with size (quaternion kinematics would take minutes)
+_TIDY_LIMIT = 400
 
 
-def _is_singular(A: sm.Matrix) -> bool:
-    """A is singular for all values of its symbols (numeric probe, then simplify)."""
-    det = A.det(method='berkowitz')
-    val = det.xreplace(numeric_probe(det)).evalf()
-    if val.is_number and val.is_finite and abs(val) > 1e-9:
-        return False
-    return sm.simplify(det) == 0
+def _size(matrix) -> int:
+    from .kernel import operation_count
+    return operation_count(list(matrix))
 
 
-def _solve_linear(A: sm.Matrix, b: sm.Matrix, what: str, unknowns) -> sm.Matrix:
-    """x with A x = b, block by block; small blocks are tidied."""
-    if A.rows != A.cols:
-        raise ValueError(f"{what}: {A.rows} equations for {A.cols} unknowns")
-    x = [None] * A.rows
+def _solve_by_blocks(A: sm.Matrix, B: sm.Matrix) -> sm.Matrix:
+    """A⁻¹ B for the square A, one independent diagonal block at a time (LU);
+    small blocks (up to 4 unknowns and _TIDY_LIMIT operations) are tidied."""
+    X = sm.zeros(A.rows, B.cols)
     for idx in _blocks(A):
-        Ab = A.extract(idx, idx)
-        if _is_singular(Ab):
-            names = ', '.join(str(unknowns[i]) for i in idx)
-            raise ValueError(f"{what} cannot be solved for {names}: the "
-                             f"coefficient matrix is singular")
+        Ab, Bb = A.extract(idx, idx), B.extract(idx, list(range(B.cols)))
         if len(idx) == 1:
-            sol = [b[idx[0]] / Ab[0, 0]]
+            sol = Bb / Ab[0, 0]
         else:
-            sol = Ab.LUsolve(b.extract(idx, [0]))
-            if len(idx) <= 4:
-                sol = [_tidy(e) for e in sol]
-        for i, e in zip(idx, sol):
-            x[i] = e
-    return sm.Matrix(x)
+            sol = Ab.LUsolve(Bb)
+            if len(idx) <= 4 and _size(sol) <= _TIDY_LIMIT:
+                sol = sol.applyfunc(lambda e: _tidy(e) if e != 0 else e)
+        for r, i in enumerate(idx):
+            X[i, :] = sol[r, :]
+    return X
 
 
 class Kinematics:
-    """The map q(t), u(t) <-> plain symbols and the solved kinematics.
+    """The map q(t), u(t) <-> plain symbols and the kinematic differential equations.
 
     Parameters mirror ``KanesMethod``. After construction:
 
-    - ``q``, ``u``: all coordinates (independent then dependent) and the
-      independent speeds, as functions of time;
-    - ``qs``, ``us``, ``uds``: the plain symbols of q, of the independent
-      speeds, and of their derivatives u';
-    - ``qdot``: q' as expressions of (qs, us, t), dependent speeds eliminated;
-    - ``udep``: {dependent speed symbol: expression of (qs, us, t)};
-    - ``velocity_constraint_matrices``: (A, B) with A u = B over all speeds,
-      for constraints given without dependent speeds (else None);
-    - ``holonomic_constraint_matrices``: (A, B) with A(q, t) q' = B, the time
-      derivative of the configuration constraints f(q, t) = 0 (else None).
+    - ``q``, ``u``, ``u_aux``: coordinates (independent then dependent), speeds
+      (independent then dependent) and auxiliary speeds, as Matrices of
+      functions of time;
+    - ``qs``, ``us``, ``uas``: their plain symbols; ``speeds`` = us + uas, the
+      speeds partial velocities are taken for; ``uds``: plain u' of ``us``;
+    - ``k_kqdot``, ``k_ku``, ``f_k``: the implicit kinematic matrices, exactly
+      as KanesMethod forms them (functions of time);
+    - ``qdot``: q' over (qs, us, t), solved on first use.
     """
 
-    def __init__(self, q_ind, u_ind, kd_eqs=(), q_dependent=(), u_dependent=(),
-                 velocity_constraints=(), configuration_constraints=()):
+    def __init__(self, q_ind, u_ind, kd_eqs=None, q_dependent=None, u_dependent=None,
+                 u_auxiliary=None, kd_eqs_solver='LU'):
         q_ind, q_dep = as_list(q_ind, 'q_ind'), as_list(q_dependent, 'q_dependent')
         u_ind, u_dep = as_list(u_ind, 'u_ind'), as_list(u_dependent, 'u_dependent')
-        for items, what in ((q_ind, 'q_ind'), (q_dep, 'q_dependent'),
-                            (u_ind, 'u_ind'), (u_dep, 'u_dependent')):
-            _check_dynamicsymbols(items, what)
-        allq, allu = q_ind + q_dep, u_ind + u_dep
-        for items, what in ((allq, 'coordinates'), (allu, 'speeds')):
-            if len(set(items)) != len(items):
-                raise ValueError(f"{what} contain duplicates: {items}")
-        if set(allq) & set(allu):
-            raise ValueError(f"{sorted(map(str, set(allq) & set(allu)))} "
-                             f"given both as coordinate and as speed")
-        self._qset = set(allq) | set(allu)
-        self.q = sm.Matrix(allq)
-        self.u = sm.Matrix(u_ind)
-        self.u_dependent = sm.Matrix(u_dep)
-        # Dummies: no clash with any constant of the model that shares a name
-        self.qs = [sm.Dummy(str(s.func)) for s in allq]
-        self._us_all = [sm.Dummy(str(s.func)) for s in allu]
-        self.us = self._us_all[:len(u_ind)]
-        self.uds = [sm.Dummy(str(s.func) + 'd') for s in u_ind]
-        qd = [sm.Dummy(str(s.func) + 'd') for s in allq]
-        base = dict(zip(allq, self.qs))
-        base.update(zip(allu, self._us_all))
-        qd_map = {s.diff(t): d for s, d in zip(allq, qd)}
-
-        # kinematic differential equations: K_qd q' + K_u u + k = 0
-        kd = [sm.sympify(e) for e in as_list(kd_eqs, 'kd_eqs')]
-        if len(kd) != len(allq):
-            raise ValueError(f"need one kinematic differential equation per "
-                             f"coordinate: {len(allq)} coordinates, {len(kd)} kd_eqs")
-        kd_plain = [self._plain(e, {**qd_map, **base}, f"kd_eqs[{i}]")
-                    for i, e in enumerate(kd)]
-        for i, e in enumerate(kd_plain):
-            stray = sorted(map(str, e.atoms(AppliedUndef)))
-            if stray:
-                raise ValueError(f"kd_eqs[{i}] = {kd[i]} contains {', '.join(stray)}, which is "
-                                 f"neither a coordinate nor a speed (list it in u_ind or "
-                                 f"u_dependent)")
-        K_qd, rest = _linear_coefficients(kd_plain, qd, 'kinematic equation',
-                                          [f"kd_eqs[{i}] = {e}" for i, e in enumerate(kd)])
-        qdot_all = _solve_linear(K_qd, -rest, 'the kinematic equations', qd)
-        K_u, _ = _linear_coefficients(list(qdot_all), self._us_all,
-                                      "q' solved from kd_eqs, component", allq)
-        for j, s in enumerate(allu):
-            if all(K_u[i, j] == 0 for i in range(K_u.rows)):
-                raise ValueError(f"speed {s} has no kinematic equation: it does "
-                                 f"not appear in kd_eqs")
-        self._kd_plain = (K_qd, rest)        # kept for implicit kinematics
-
-        # velocity constraints A_all u_all = B (through q' if they use it)
-        vc = [sm.sympify(e) for e in as_list(velocity_constraints, 'velocity_constraints')]
-        qdot_map = dict(zip(qd_map, qdot_all))
-        vc_plain = [self._plain(e, {**qdot_map, **base}, f"velocity_constraints[{i}]")
-                    for i, e in enumerate(vc)]
-        self.udep = {}
-        self.velocity_constraint_matrices = None
-        if u_dep:
-            if len(vc) != len(u_dep):
-                raise ValueError(f"{len(u_dep)} dependent speeds need as many velocity "
-                                 f"constraints, got {len(vc)}")
-            A, b = _linear_coefficients(vc_plain, self._us_all, 'velocity constraint',
-                                        [f"{i} ({e})" for i, e in enumerate(vc)])
-            ni = len(u_ind)
-            sol = _solve_linear(A[:, ni:], -(A[:, :ni] * sm.Matrix(self.us) + b),
-                                'the velocity constraints', u_dep)
-            self.udep = dict(zip(self._us_all[ni:], sol))
-        elif vc:
-            A, b = _linear_coefficients(vc_plain, self._us_all, 'velocity constraint',
-                                        [f"{i} ({e})" for i, e in enumerate(vc)])
-            self.velocity_constraint_matrices = (A, -b)
-        self.qdot = [e.xreplace(self.udep) for e in qdot_all]
-
-        # configuration constraints f(q, t) = 0, stored as A q' = B
-        cc = [sm.sympify(e) for e in as_list(configuration_constraints,
-                                              'configuration_constraints')]
-        if q_dep and len(cc) != len(q_dep):
-            raise ValueError(f"{len(q_dep)} dependent coordinates need as many "
-                             f"configuration constraints, got {len(cc)}")
-        self.configuration_constraints = [self._plain(e, base, f"configuration_constraints[{i}]")
-                                          for i, e in enumerate(cc)]
-        self.n_q_dependent = len(q_dep)
-        for what, exprs, known in (("configuration_constraints", self.configuration_constraints,
-                                    "a coordinate"),
-                                   ("velocity_constraints", vc_plain, "a coordinate or a speed")):
-            for i, e in enumerate(exprs):
-                stray = sorted(map(str, e.atoms(AppliedUndef)))
-                if stray:
-                    raise ValueError(f"{what}[{i}] contains {', '.join(stray)}, which is not "
-                                     f"{known} of the model")
-        self.holonomic_constraint_matrices = None
-        if cc:
-            f = sm.Matrix(self.configuration_constraints)
-            self.holonomic_constraint_matrices = (f.jacobian(self.qs), -f.diff(t))
-
-        # the one substitution that takes a velocity expression to plain symbols
-        self._to_plain = {**dict(zip(qd_map, self.qdot)), **base,
-                          **dict(zip(u_dep, self.udep.values()))}
-        back = dict(zip(self.qs, allq))
-        back.update(zip(self._us_all, allu))
-        back.update(zip(self.uds, [s.diff(t) for s in u_ind]))
-        self._to_time = back
+        u_aux = as_list(u_auxiliary, 'u_auxiliary')
+        _check_speeds_and_coordinates([(q_ind, 'q_ind'), (q_dep, 'q_dependent'),
+                                       (u_ind, 'u_ind'), (u_dep, 'u_dependent'),
+                                       (u_aux, 'u_auxiliary')])
+        self.solver = linear_solver(kd_eqs_solver, 'kd_eqs_solver')
+        self.solver_name = kd_eqs_solver if isinstance(kd_eqs_solver, str) else None
+        self.q = sm.Matrix(q_ind + q_dep)
+        self.u = sm.Matrix(u_ind + u_dep)
+        self.u_aux = sm.Matrix(u_aux)
+        self.n_q_dependent, self.p, self.m = len(q_dep), len(u_ind), len(u_dep)
+        # Dummies: no clash with a constant of the model that shares a name
+        self.qs = [sm.Dummy(str(s.func)) for s in self.q]
+        self.us = [sm.Dummy(str(s.func)) for s in self.u]
+        self.uas = [sm.Dummy(str(s.func)) for s in u_aux]
+        self.speeds = self.us + self.uas
+        self.uds = [sm.Dummy(str(s.func) + 'd') for s in self.u]
+        self._base = dict(zip(list(self.q) + list(self.u) + u_aux,
+                              self.qs + self.us + self.uas))
+        self._qset = set(self.q)
+        self._udot = {s.diff(t): d for s, d in zip(self.u, self.uds)}
         self._q_index = {s: k for k, s in enumerate(self.qs)}
-        self._u_index = {s: j for j, s in enumerate(self.us)}
+        self._u_index = {s: j for j, s in enumerate(self.speeds)}
         self._dt_cache, self._du_cache = {}, {}
+        self._qdot = None
+        self._memo = dict(self._base)            # to_plain's memo, q' added once solved
+        back = {v: k for k, v in self._base.items()}
+        back.update(zip(self.uds, [s.diff(t) for s in self.u]))
+        self._to_time = back
+        self._kinematic_equations(as_list(kd_eqs, 'kd_eqs'), u_aux)
+
+    def _kinematic_equations(self, kd, u_aux):
+        """KanesMethod's implicit matrices: k_ku u + k_kqdot q' + f_k = 0."""
+        n = len(self.q)
+        self.has_kd = bool(kd)
+        if not kd:
+            self.k_kqdot, self.k_ku, self.f_k = sm.zeros(0, n), sm.zeros(0, len(self.u)), sm.zeros(0, 1)
+            self.kd_plain = None
+            return
+        if len(kd) != n:
+            raise ValueError(f"There must be an equal number of kinematic differential equations "
+                             f"and coordinates: {n} coordinates, {len(kd)} kd_eqs")
+        kd = sm.Matrix([sm.sympify(e) for e in kd])
+        qdot = [s.diff(t) for s in self.q]
+        u = list(self.u)
+        k_ku = kd.jacobian(u)
+        k_kqdot = kd.jacobian(qdot)
+        f_k = kd.xreplace(dict.fromkeys(u, 0)).xreplace(dict.fromkeys(qdot, 0))
+        from sympy.physics.mechanics import find_dynamicsymbols
+        dy = find_dynamicsymbols(k_ku.row_join(k_kqdot).row_join(f_k))
+        nonlinear = [v for v in u + qdot if v in dy]
+        if nonlinear:
+            raise ValueError(f"The provided kinematic differential equations are nonlinear in "
+                             f"{nonlinear}. They must be linear in the generalized speeds and "
+                             f"derivatives of the generalized coordinates.")
+        aux0 = dict.fromkeys(u_aux, 0)
+        self.k_kqdot, self.k_ku, self.f_k = k_kqdot, k_ku.xreplace(aux0), f_k.xreplace(aux0)
+        # q' keeps the auxiliary speeds (as KanesMethod's q' map does): their partial
+        # velocities include what they move through q'
+        k_kua = kd.jacobian(u_aux) if u_aux else sm.zeros(n, 0)
+        what = "kd_eqs"
+        self.kd_plain = tuple(self._plain_base(m, what) for m in
+                              (self.k_kqdot, self.k_ku.row_join(k_kua), self.f_k))
 
     # -- conversions --------------------------------------------------------
-    def _plain(self, expr, mapping, what):
-        """expr with the mapping applied; a derivative of q or u it does not map is an error."""
-        expr = sm.sympify(expr)
-        for d in expr.atoms(sm.Derivative):
-            if d.expr in self._qset and d not in mapping:
-                raise ValueError(f"{what} contains {d}, which is not expressible "
-                                 f"in the speeds {list(self.u)}")
-        return expr.xreplace(mapping)
+    def _plain_base(self, matrix, what):
+        """q, u (no q') to plain symbols."""
+        return matrix.applyfunc(lambda e: memo_xreplace(sm.sympify(e), self._memo))
 
-    def to_plain(self, expr, what: str = "expression") -> sm.Expr:
-        """A q(t), u(t), q'(t) expression as plain symbols of q and independent u."""
-        return self._plain(expr, self._to_plain, what)
+    def _refuse_stray(self, expr, what):
+        stray = sorted(str(f) for f in _undifferentiated_functions(expr) if f not in self._base)
+        if stray:
+            raise ValueError(f"{what} contains {', '.join(stray)}, which is neither a "
+                             f"coordinate nor a speed of the model (list it in q_ind, u_ind, "
+                             f"u_dependent or u_auxiliary; a prescribed motion is written as "
+                             f"the time derivative of a specified position, s.diff(t))")
+
+    def to_plain(self, expr, what: str = "expression", inputs: bool = True,
+                 accelerations: bool = False) -> sm.Expr:
+        """A q(t), u(t), q'(t) expression on plain symbols (q' as solved from kd_eqs).
+
+        inputs=False: a function of time that is neither a coordinate nor a
+        speed is an error that names it (velocities may only move with the
+        speeds; a prescribed motion is an explicit function of t).
+        accelerations=True: u' becomes ``uds`` (acceleration constraints).
+        """
+        expr = sm.sympify(expr)
+        if not inputs:
+            self._refuse_stray(expr, what)
+        with_udot = False
+        for d in expr.atoms(sm.Derivative):
+            if d in self._memo:
+                continue
+            if d.expr in self._qset and d.derivative_count == 1:
+                self._solve_qdot(what)
+            elif accelerations and d in self._udot:
+                with_udot = True
+            elif d.expr in self._base:
+                raise ValueError(f"{what} contains {d}, which is not expressible in the "
+                                 f"coordinates and speeds")
+        return memo_xreplace(expr, {**self._memo, **self._udot} if with_udot else self._memo)
 
     def to_time(self, exprs):
         """Plain symbols back to SymPy's functions of time (u' as u.diff(t)).
 
-        Takes a Matrix or one expression. Shared subexpressions (the same
-        body acceleration appears in many rows of the forcing) are converted
+        Takes a Matrix or one expression. Shared subexpressions are converted
         once: the walk is memoized across all entries.
         """
         memo = dict(self._to_time)
         if isinstance(exprs, sm.MatrixBase):
             return exprs.applyfunc(lambda e: memo_xreplace(e, memo))
         return memo_xreplace(exprs, memo)
+
+    # -- the explicit kinematics -----------------------------------------------
+    @property
+    def qdot(self) -> list:
+        """q' as expressions of (qs, us, t), solved with kd_eqs_solver on first use."""
+        self._solve_qdot("the equations")
+        return self._qdot
+
+    def _solve_qdot(self, what):
+        if self._qdot is not None:
+            return
+        if not self.has_kd:
+            raise AttributeError(f"{what} contain time derivatives of coordinates, which "
+                                 f"need kinematic differential equations (kd_eqs)")
+        K, k_ku, f_k = self.kd_plain
+        singular = _singular_columns(K)
+        if singular:
+            names = ', '.join(str(self.q[i].diff(t)) for i in singular)
+            raise ValueError(f"kd_eqs cannot be solved for {names}: their coefficient matrix "
+                             f"k_kqdot is singular")
+        if self.solver_name == "LU":
+            # LU block by block, small blocks tidied: the same solution without the
+            # removable singularities (1/cos) an unpivoted LU leaves in a rotation
+            X = _solve_by_blocks(K, f_k.row_join(k_ku))
+            fk, ku = X[:, :1], X[:, 1:]
+        else:
+            try:
+                fk, ku = self.solver(K, f_k), self.solver(K, k_ku)
+            except ValueError as exc:
+                raise ValueError(f"kd_eqs cannot be solved for q': {exc}") from None
+        us = self.speeds
+        self._qdot = [-(sum((ku[i, j] * us[j] for j in range(ku.cols) if ku[i, j] != 0),
+                            sm.S.Zero) + fk[i]) for i in range(K.rows)]
+        self._memo.update({s.diff(t): e for s, e in zip(self.q, self._qdot)})
+
+    def explicit_kinematics(self):
+        """(k_ku, f_k) of the solved form q' = -(k_ku u + f_k), functions of time
+        (auxiliary speeds zero, as in KanesMethod's matrices)."""
+        us = self.us
+        qdot = [e.xreplace(dict.fromkeys(self.uas, 0)) for e in self.qdot]
+        ku = sm.Matrix([[e.diff(s) for s in us] for e in qdot]) if us else \
+            sm.zeros(len(qdot), 0)
+        fk = sm.Matrix([e.xreplace(dict.fromkeys(us, 0)) for e in qdot])
+        return self.to_time(-ku), self.to_time(-fk)
 
     # -- calculus -----------------------------------------------------------
     def dt(self, expr: sm.Expr) -> sm.Expr:
@@ -300,16 +370,16 @@ class Kinematics:
         out = self._dt_cache.get(term)
         if out is None:
             free = term.free_symbols
-            parts = [term.diff(qk) * self.qdot[k] for qk, k in self._q_index.items()
-                     if qk in free]
+            qdot = self.qdot if any(s in self._q_index for s in free) else None
+            parts = [term.diff(qk) * qdot[k] for qk, k in self._q_index.items() if qk in free]
             if t in free:
                 parts.append(term.diff(t))
             out = self._dt_cache[term] = sm.Add(*parts)
         return out
 
     def jacobian_u(self, expr: sm.Expr) -> list:
-        """[d expr / d u_j] over the independent speeds, term by term."""
-        parts = [[] for _ in self.us]
+        """[d expr / d u_j] over ``speeds`` (all speeds, auxiliary ones last), term by term."""
+        parts = [[] for _ in self.speeds]
         for term in sm.Add.make_args(expr):
             for j, d in self._du_term(term):
                 parts[j].append(d)
@@ -322,6 +392,21 @@ class Kinematics:
             out = self._du_cache[term] = [(j, term.diff(uj)) for uj, j in
                                           self._u_index.items() if uj in free]
         return out
+
+
+def _undifferentiated_functions(expr) -> set:
+    """The functions of time in expr outside of derivatives (s(t) counts, s'(t) does not)."""
+    found, seen, stack = set(), set(), [expr]
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if isinstance(e, AppliedUndef):
+            found.add(e)
+        elif not isinstance(e, sm.Derivative):
+            stack.extend(e.args)
+    return found
 
 
 def memo_xreplace(expr, memo):

@@ -43,7 +43,7 @@ from .kernel import Program, live_temporaries, make_program
 from .kinematics import numeric_probe
 from .solve import ldl_factor, ldl_solve
 
-__all__ = ["TreeNode", "Tree", "tree_of", "tree_program"]
+__all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "tree_program"]
 
 
 @dataclass
@@ -131,6 +131,63 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport) -> Tree | None:
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
                               h=[h[i] for i in rows[k]]))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
+    """The bodies of a formed model as a tree, or None.
+
+    Each body's partial velocities, spatial inertia and inertial bias
+    wrench at its mass centre (a particle: its point), in the body's own
+    frame (a particle: the Newtonian frame), so that a rigid body's
+    inertia stays constant; None if a mass centre has no velocity or
+    position the kinematics can reach, or if the bodies form no tree.
+    motions: the formulation's codegen.formulation.Motions."""
+    from .formulation import _add, _cross, _matvec, components, is_rigid
+    kin, N = motions.kin, motions.N
+    p = len(kin.speeds)
+    data, places = [], []
+    try:
+        for body in bodies:
+            P = body.masscenter
+            X = body.frame if is_rigid(body) else N
+            v = motions.point(P, X)
+            m = kin.to_plain(body.mass, f"the mass of {body}")
+            G = [[sm.S.Zero] * p for _ in range(3)] + [[v.partials[j][i] for j in range(p)]
+                                                       for i in range(3)]
+            W = [[sm.S.Zero] * 6 for _ in range(6)]
+            for i in range(3, 6):
+                W[i][i] = m
+            h = [sm.S.Zero] * 3 + [m * c for c in v.rate0]
+            if is_rigid(body):
+                w = motions.frame(body.frame, X)
+                I = [[kin.to_plain(c, f"the inertia of {body}") for c in row]
+                     for row in body.central_inertia.to_matrix(X).tolist()]
+                for i in range(3):
+                    G[i] = [w.partials[j][i] for j in range(p)]
+                    W[i][:3] = I[i]
+                h[:3] = _add(_matvec(I, w.rate0), _cross(w.value, _matvec(I, w.value)))
+            data.append((G, W, h))
+            places.append((P, X))
+    except ValueError:          # a mass centre the kinematics cannot reach
+        return None
+
+    def transport(k, parent):
+        """X with (ω; v) of body k = X (ω; v) of its parent, each in its own frame."""
+        (Pk, Xk), (Pp, Xp) = places[k], places[parent]
+        R = sm.Matrix(3, 3, [kin.to_plain(c, f"the orientation of {Xk}") for c in Xk.dcm(Xp)])
+        rx, ry, rz = [kin.to_plain(c, f"the position of {Pk}")
+                      for c in components(Pk.pos_from(Pp), Xp)]
+        cross = sm.Matrix([[0, -rz, ry], [rz, 0, -rx], [-ry, rx, 0]])
+        T = sm.zeros(6, 6)
+        T[:3, :3] = R
+        T[3:, 3:] = R
+        T[3:, :3] = -R * cross                    # v_k = R (v_p + ω_p × r)
+        return T
+
+    try:
+        return tree_of(data, Q, p, transport)
+    except ValueError:
+        return None
 
 
 def tree_program(eom) -> Program | None:

@@ -114,7 +114,7 @@ def test_redundant_constraints(mech, redundant):
 
 
 def energy_function(model, ga, **overrides):
-    states = list(ga.q) + list(ga.u)
+    states = list(ga.state)
     consts = sorted(model.constants, key=str)
     f = sm.lambdify([states, consts], ga.to_state(model.energy()), "numpy")
     values = dict(model.parameter_values, **overrides)
@@ -216,7 +216,7 @@ def test_bad_constraints():
     u1 = model.u_ind[0]
     z = me.dynamicsymbols("z")
     kw = model.kwargs
-    with pytest.raises(ValueError, match=r"configuration_constraints\[2\] contains z\(t\), which is not a coordinate"):
+    with pytest.raises(ValueError, match=r"configuration_constraints\[2\] contains z\(t\), which is neither a coordinate"):
         GibbsAppellMethod(**dict(kw, configuration_constraints=list(kw["configuration_constraints"]) + [q1 - z]))
     with pytest.raises(ValueError, match="not linear"):
         GibbsAppellMethod(**dict(kw, velocity_constraints=[u1**2]))

@@ -30,7 +30,7 @@ def measure(model):
     out = np.empty(mod.nx)
     ours = min(timeit.repeat(lambda: mod.rhs(0.0, x, p, None, out), number=20000, repeat=5)) / 20000
 
-    states = list(ga.q) + list(ga.u)
+    states = list(ga.state)
     by_name = {str(c): c for c in model.constants}
     args = [states, [by_name.get(c, sm.Symbol(c)) for c in mod.constants]]
     A, _ = ga.constraint_matrices

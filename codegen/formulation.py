@@ -1,0 +1,446 @@
+"""The Gibbs–Appell formulation: S, mass matrix and forcing over all speeds.
+
+For each body with reference point O (velocity v, partial velocities
+gamma_j = dv/du_j), angular velocity omega (partial angular velocities
+beta_j), inertia I about O and mass-centre offset rho from O, Greenwood's
+Gibbs–Appell function (4.292) is
+
+    S = 1/2 m v'.v' + 1/2 w'.I.w' + (w x I w).w' + m v'.rho''
+    rho'' = w' x rho + w x (w x rho)
+
+and, because the accelerations are linear in the quasi-accelerations u',
+v' = sum_j gamma_j u'_j + a0, w' = sum_j beta_j u'_j + alpha0, its
+derivatives follow by the chain rule (4.294)-(4.297):
+
+    M_jk = d2S/du'_j du'_k = m gamma_j.gamma_k + beta_j.I.beta_k
+                             + m gamma_j.(beta_k x rho) + m gamma_k.(beta_j x rho)
+    dS/du'_j at u' = 0     = m (a0 + rho0'').gamma_j
+                             + [I alpha0 + w x I w + m rho x a0].beta_j
+    F_j = Q_j - dS/du'_j at u' = 0,       Q_j = sum of loads . partial velocities.
+
+Here j runs over every speed the velocities are written in: independent,
+dependent and auxiliary (codegen.constraints projects onto the independent
+ones). Auxiliary speeds are set to zero after their partial velocities are
+taken. Differentiating an expanded S twice gives the same M and F but costs
+more than the whole Kane derivation, so S is built only when asked for.
+
+Every vector is taken in components in one frame per body (the frame of
+its inertia dyadic, else its own frame; for a particle the frame its
+velocity is written in, else the Newtonian frame), so dot products are
+plain sums and v' in that frame X is d(components)/dt + omega_X x v.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sm
+from sympy.physics.mechanics import Particle, RigidBody
+from sympy.physics.vector import Point, ReferenceFrame, Vector
+
+from .kinematics import Kinematics, numeric_probe
+
+__all__ = ["GibbsAppell", "form", "is_rigid", "check_bodies", "check_loads", "components",
+           "pythagoras"]
+
+
+def _dot(a, b):
+    return sm.Add(*[sm.Mul(x, y) for x, y in zip(a, b) if x != 0 and y != 0])
+
+
+def _cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0]]
+
+
+def _matvec(I, v):
+    return [_dot(I[i], v) for i in range(3)]
+
+
+def _add(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+def components(vec: Vector, X: ReferenceFrame) -> list:
+    """vec in components of X: each frame's part rotated by the cached DCM.
+
+    Vector.to_matrix does a dot product per unit vector and costs ten times
+    more on the many-frame velocities of a chain.
+    """
+    parts = [[], [], []]
+    for comps, frame in vec.args:
+        if frame == X:
+            rows = list(comps)
+        else:
+            C = X.dcm(frame)
+            rows = [_dot(C.row(i), comps) for i in range(3)]
+        for i in range(3):
+            parts[i].append(rows[i])
+    return [sm.Add(*p) for p in parts]
+
+
+def _frames_of(vec) -> list:
+    """The frames a Vector or Dyadic is written in, in order of appearance."""
+    if isinstance(vec, Vector):
+        frames = [f for _, f in vec.args]
+    else:   # Dyadic: args are (coefficient, unit vector, unit vector)
+        frames = [f for _, v1, v2 in vec.args for f in (v1.args[0][1], v2.args[0][1])]
+    return list(dict.fromkeys(frames))
+
+
+def is_rigid(body) -> bool:
+    """A RigidBody, or a deprecated ``Body`` that was given an inertia.
+
+    ``sympy.physics.mechanics.Body`` subclasses both RigidBody and Particle;
+    its ``is_rigidbody`` says which it is.
+    """
+    flag = getattr(body, "is_rigidbody", None)
+    return bool(flag) if flag is not None else isinstance(body, RigidBody)
+
+
+def check_bodies(bodies) -> list:
+    for b in bodies:
+        if not isinstance(b, (Particle, RigidBody)):
+            raise TypeError(f"body {b!r} is neither a Particle nor a RigidBody")
+        if is_rigid(b):
+            Imat = b.central_inertia.to_matrix(body_frame(b, None))
+            diff = [Imat[i, j] - Imat[j, i] for i in range(3) for j in range(i)]
+            probe = numeric_probe(*diff)
+            if any(abs(sm.sympify(d).xreplace(probe).evalf()) > 1e-9 for d in diff) \
+                    and sm.simplify(Imat - Imat.T) != sm.zeros(3, 3):
+                raise ValueError(f"inertia dyadic of {b} is not symmetric: {Imat}")
+    return list(bodies)
+
+
+def check_loads(loads) -> list:
+    """The (Point or ReferenceFrame, Vector) pairs, zero loads dropped (ValueError otherwise,
+    as KanesMethod raises)."""
+    out = []
+    for load in loads:
+        if not (isinstance(load, tuple) and len(load) == 2):
+            raise ValueError(f"load {load!r} is not a (Point or ReferenceFrame, Vector) pair")
+        where, vec = load
+        if not isinstance(where, (Point, ReferenceFrame)):
+            raise TypeError(f"load {load!r} acts on {where!r}, which is neither "
+                            f"a Point nor a ReferenceFrame")
+        if vec == 0:
+            continue
+        if not isinstance(vec, Vector):
+            raise TypeError(f"load on {where} is {vec!r}, not a Vector")
+        out.append((where, vec))
+    return out
+
+
+@dataclass
+class Motion:
+    """A vector quantity of a body in components of one frame, plain symbols."""
+    value: list          # 3 components, in q, u, t (auxiliary speeds zero)
+    partials: list       # per speed of Kinematics.speeds: 3 components (d value / d u_j)
+    rate0: list          # d/dt of the vector in N at u' = 0, in the same frame
+    frame: ReferenceFrame
+
+
+class Motions:
+    """Velocities, angular velocities and their partials, each computed once."""
+
+    def __init__(self, kin: Kinematics, N: ReferenceFrame):
+        self.kin, self.N = kin, N
+        self._frame_rate = {}    # frame X -> omega of X in N, components in X
+        self._motions = {}       # (point or frame, X) -> Motion
+        self._aux0 = dict.fromkeys(kin.uas, 0)
+
+    def point(self, P: Point, X: ReferenceFrame | None = None) -> Motion:
+        """Velocity of P in N, in components of X.
+
+        Without X, the frame of an earlier call for P (a load on a body's
+        point reuses the body's components), else the Newtonian frame.
+        """
+        X = X or self._known_frame(P) or self.N
+        key = (P, X)
+        if key not in self._motions:
+            self._motions[key] = self.motion(P.vel(self.N), X, f"the velocity of {P}")
+        return self._motions[key]
+
+    def _known_frame(self, obj):
+        return next((x for (o, x) in self._motions if o is obj), None)
+
+    def frame(self, R: ReferenceFrame, X: ReferenceFrame | None = None) -> Motion:
+        """Angular velocity of R in N, in components of X."""
+        X = X or self._known_frame(R) or R
+        key = (R, X)
+        if key not in self._motions:
+            self._motions[key] = self.motion(R.ang_vel_in(self.N), X,
+                                             f"the angular velocity of {R}")
+        return self._motions[key]
+
+    def motion(self, vec: Vector, X: ReferenceFrame, what: str) -> Motion:
+        kin = self.kin
+        value = [kin.to_plain(c, what, inputs=False) for c in components(vec, X)]
+        partials = [list(col) for col in zip(*[kin.jacobian_u(c) for c in value])]
+        if self._aux0:
+            value = [c.xreplace(self._aux0) for c in value]
+        rate0 = [kin.dt(c) for c in value]
+        if X != self.N and any(c != 0 for c in value):
+            rate0 = _add(rate0, _cross(self.omega_of(X), value))
+        return Motion(value, partials, rate0, X)
+
+    def omega_of(self, X: ReferenceFrame) -> list:
+        if X not in self._frame_rate:
+            w = X.ang_vel_in(self.N)
+            self._frame_rate[X] = [self.kin.to_plain(c, f"the angular velocity of {X}",
+                                                     inputs=False).xreplace(self._aux0)
+                                   for c in components(w, X)]
+        return self._frame_rate[X]
+
+
+def _ops(matrix) -> int:
+    from .kernel import operation_count
+    return operation_count(list(matrix))
+
+
+def body_frame(body, N):
+    """The frame a body's vectors are taken in (see the module docstring).
+
+    A particle's: of the frames its velocity is written in, and N, the one
+    the others rotate into most simply (an adjacent link's frame rather than
+    N for a joint's child, N when every link is oriented from N), so that
+    the products of partial velocities stay short."""
+    if is_rigid(body):
+        frames = _frames_of(body.inertia[0])
+        return frames[0] if len(frames) == 1 else body.frame
+    return simplest_frame([body.masscenter.vel(N)], N)
+
+
+def simplest_frame(vectors, N):
+    """Of the frames the vectors are written in, and N, the one the others
+    rotate into most simply (fewest operations in the DCMs)."""
+    frames = list(dict.fromkeys(f for v in vectors for f in _frames_of(v)))
+    if len(frames) == 1:
+        return frames[0]
+    candidates = frames + ([N] if N not in frames else [])
+    return min(candidates, key=lambda X: sum(_ops(X.dcm(F)) for F in frames if F != X))
+
+
+@dataclass
+class GibbsAppell:
+    """M, F and Q over ``Kinematics.speeds`` (auxiliary speeds zero), on plain symbols."""
+    M: sm.Matrix            # d2S/du'2, symmetric
+    F: sm.Matrix            # Q - dS/du' at u' = 0
+    Q: sm.Matrix            # generalized active forces
+    terms: list             # per body: its kinematic data (for S)
+    motions: Motions        # the velocities, for the tree of codegen.recursive
+
+
+def _has_velocity(P: Point, N: ReferenceFrame) -> bool:
+    try:
+        P.vel(N)
+    except ValueError:
+        return False
+    return True
+
+
+def _body_terms(fm: Motions, body):
+    """Per-body kinematic data: mass, inertia matrix, motions, offset."""
+    N = fm.N
+    X = body_frame(body, N)
+    name = getattr(body, 'name', str(body))
+    kin = fm.kin
+    m = kin.to_plain(body.mass, f"the mass of {name}")
+    if not is_rigid(body):
+        v = fm.point(body.masscenter, X)
+        return dict(m=m, v=v, w=None, I=None, rho=None, X=X)
+    dyadic, ref = body.inertia
+    rho = None
+    if ref != body.masscenter and not _has_velocity(ref, N):
+        ref, dyadic = body.masscenter, body.central_inertia
+    v = fm.point(ref, X)
+    if ref != body.masscenter:
+        rho = [kin.to_plain(c, f"the mass-centre offset of {name}")
+               for c in components(body.masscenter.pos_from(ref), X)]
+    w = fm.frame(body.frame, X)
+    I = [[kin.to_plain(c, f"the inertia of {name}") for c in row]
+         for row in dyadic.to_matrix(X).tolist()]
+    if rho is not None and all(c == 0 for c in rho):
+        rho = None
+    return dict(m=m, v=v, w=w, I=I, rho=rho, X=X)
+
+
+#: partial-velocity products up to this many operations are expanded by _tidy
+_EXPAND_LIMIT = 80
+
+
+def _tidy(e, memo):
+    """A short product of partial velocities expanded, its sin**2 + cos**2 pairs
+    summed (they come from rotating components; Kane's dot products of unit
+    vectors avoid them): the mass matrix in the short form users compare with.
+    Longer products are left as they are (expanding them costs more than it saves)."""
+    from .kernel import operation_count
+    if operation_count([e]) <= _EXPAND_LIMIT:
+        e = sm.expand(e)
+    return pythagoras(e, memo)
+
+
+def _accumulate(b, mm, res, memo):
+    """Add one body's chain-rule terms to M (upper triangle) and dS/du'|0.
+
+    Terms are collected by their velocity factor: M_jk gathers
+    {gamma_j.gamma_k: [masses]} and dS/du'_j gathers {gamma_j: [m a0 vectors]},
+    so that bodies sharing a partial velocity (every body beyond joint j
+    of a chain) give gamma_j.(sum m a0) instead of sum m (gamma_j.a0):
+    an O(n) sum per entry instead of O(n) dot products.
+    """
+    m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
+    p = len(res)
+    G = v.partials
+    nzv = [j for j in range(p) if any(c != 0 for c in G[j])]
+    a0 = v.rate0
+    if w is not None:
+        B = w.partials
+        nzw = [j for j in range(p) if any(c != 0 for c in B[j])]
+        IB = {j: _matvec(I, B[j]) for j in nzw}
+        wIw = _cross(w.value, _matvec(I, w.value))
+        h = _add(_matvec(I, w.rate0), wIw)          # I alpha0 + w x I w
+        if rho is not None:
+            Bxr = {j: _cross(B[j], rho) for j in nzw}
+            rho_dd0 = _add(_cross(w.rate0, rho), _cross(w.value, _cross(w.value, rho)))
+            h = _add(h, [m * c for c in _cross(rho, a0)])
+    nz = sorted(set(nzv) | (set(nzw) if w is not None else set()))
+    acc = a0 if w is None or rho is None else _add(a0, rho_dd0)
+    macc = [m * c for c in acc]
+    for ij, j in enumerate(nz):
+        for k in nz[ij:]:
+            cell = mm[j][k]
+            if j in nzv and k in nzv:
+                cell.setdefault(_tidy(_dot(G[j], G[k]), memo), []).append(m)
+            if w is not None and j in IB and k in IB:
+                cell.setdefault(_tidy(_dot(B[j], IB[k]), memo), []).append(sm.S.One)
+                if rho is not None:
+                    cell.setdefault(_tidy(_dot(G[j], Bxr[k]) + _dot(G[k], Bxr[j]), memo),
+                                    []).append(m)
+        if j in nzv:
+            res[j].setdefault(tuple(G[j]), []).append(macc)
+        if w is not None and j in IB:
+            res[j].setdefault(tuple(B[j]), []).append(h)
+
+
+def _collected_scalar(cell: dict):
+    return sm.Add(*[key * sm.Add(*coeffs) for key, coeffs in cell.items() if key != 0])
+
+
+def _collected_vector(cell: dict):
+    return sm.Add(*[_dot(key, [sm.Add(*c) for c in zip(*vectors)])
+                    for key, vectors in cell.items()])
+
+
+def _generalized_forces(fm: Motions, loads, nspeeds):
+    """Q_j = sum over loads of force . partial velocity (torque . partial omega).
+
+    Collected by partial velocity like the inertia terms: loads on points
+    that share gamma_j (gravity on every body beyond joint j) are summed
+    first, then dotted once.
+    """
+    Q = [{} for _ in range(nspeeds)]
+    for where, vec in loads:
+        if isinstance(where, Point):
+            X = fm._known_frame(where) or simplest_frame([where.vel(fm.N), vec], fm.N)
+            mo = fm.point(where, X)
+        else:
+            X = fm._known_frame(where) or simplest_frame([where.ang_vel_in(fm.N), vec], fm.N)
+            mo = fm.frame(where, X)
+        comps = [fm.kin.to_plain(c, f"the load on {where}")
+                 for c in components(vec, mo.frame)]
+        if fm._aux0:
+            comps = [c.xreplace(fm._aux0) for c in comps]
+        for j in range(nspeeds):
+            if any(c != 0 for c in mo.partials[j]):
+                Q[j].setdefault(tuple(mo.partials[j]), []).append(comps)
+    return [_collected_vector(cell) for cell in Q]
+
+
+def pythagoras(expr, memo: dict):
+    """expr with each pair a*sin(x)**2 + a*cos(x)**2 of one sum replaced by a.
+
+    Exact and without expansion: a body's partial velocity written in a
+    rotating frame gives l**2*(sin(q)**2 + cos(q)**2) on the diagonal of M,
+    which would otherwise cost five operations per entry at run time."""
+    out = memo.get(expr)
+    if out is not None:
+        return out
+    out = expr
+    if expr.args and not expr.is_Atom:
+        args = [pythagoras(a, memo) for a in expr.args]
+        if expr.is_Add:
+            args = _pair_squares(args)
+        if args != list(expr.args):
+            out = expr.func(*args)
+    memo[expr] = out
+    return out
+
+
+def _pair_squares(terms: list) -> list:
+    """terms with each pair rest*sin(x)**k + rest*cos(x)**2*... summed: for every
+    factor sin(x)**k or cos(x)**k (k >= 2) of a term, its rest is the term
+    divided by sin(x)**2 (cos(x)**2); a sin and a cos term with equal rests
+    add up to the rest."""
+    keys, index = [], {}
+    for k, term in enumerate(terms):
+        factors = sm.Mul.make_args(term)
+        own = []
+        for i, f in enumerate(factors):
+            if f.is_Pow and f.exp.is_Integer and f.exp >= 2 and isinstance(f.base, (sm.sin, sm.cos)):
+                rest = sm.Mul(*(factors[:i] + (f.base**(f.exp - 2),) + factors[i + 1:]))
+                key = (type(f.base), f.base.args[0], rest)
+                own.append(key)
+                index.setdefault(key, []).append(k)
+        keys.append(own)
+    done, replaced = set(), {}
+    for k, own in enumerate(keys):
+        for kind, x, rest in own:
+            if k in done or kind is not sm.sin:
+                continue
+            partner = next((j for j in index.get((sm.cos, x, rest), ()) if j != k and j not in done),
+                           None)
+            if partner is not None:
+                done |= {k, partner}
+                replaced[k] = rest
+    return [replaced.get(k, term) for k, term in enumerate(terms) if k not in done or k in replaced]
+
+
+def form(kin: Kinematics, N: ReferenceFrame, bodies, loads) -> GibbsAppell:
+    """M, F, Q of the bodies and loads over kin.speeds, on plain symbols."""
+    n = len(kin.speeds)
+    fm = Motions(kin, N)
+    mm = [[{} for _ in range(n)] for _ in range(n)]   # upper triangle, see _accumulate
+    res = [{} for _ in range(n)]                      # dS/du'_j at u' = 0
+    terms, memo = [], {}
+    for body in bodies:
+        b = _body_terms(fm, body)
+        terms.append(b)
+        _accumulate(b, mm, res, memo)
+    Q = _generalized_forces(fm, loads, n)
+    upper = {(j, k): _collected_scalar(mm[j][k]) for j in range(n) for k in range(j, n)}
+    upper = {key: pythagoras(e, memo) for key, e in upper.items()}
+    M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
+    F = sm.Matrix([pythagoras(Q[j] - _collected_vector(res[j]), memo) for j in range(n)])
+    return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), terms=terms, motions=fm)
+
+
+def gibbs_appell_function(kin: Kinematics, terms: list):
+    """S on plain symbols, summed over bodies (4.292), u'-free terms kept.
+
+    u' are ``kin.uds`` (the speeds of ``kin.us``; auxiliary speeds have none)."""
+    ud = list(kin.uds) + [sm.S.Zero] * len(kin.uas)
+    parts = []
+    for b in terms:
+        m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
+        acc = _add(v.rate0, [_dot(col, ud) for col in zip(*v.partials)])
+        parts.append(m * _dot(acc, acc) / 2)
+        if w is not None:
+            alpha = _add(w.rate0, [_dot(col, ud) for col in zip(*w.partials)])
+            Ia = _matvec(I, alpha)
+            parts.append(_dot(alpha, Ia) / 2)
+            parts.append(_dot(_cross(w.value, _matvec(I, w.value)), alpha))
+            if rho is not None:
+                rdd = _add(_cross(alpha, rho), _cross(w.value, _cross(w.value, rho)))
+                parts.append(m * _dot(acc, rdd))
+    return sm.Add(*parts)
