@@ -188,27 +188,24 @@ class GibbsAppellMethod(KanesMethod):
         checked_loads = self._form_fr(loads)
         ga = form(kin, self._inertial, check_bodies(as_list(bodies, 'bodies')), checked_loads)
         o, p = len(kin.us), kin.p
-        M, F, Q = ga.M, ga.F, ga.Q
-        Mk, Fk, Qk = M[:o, :o], F[:o, :], Q[:o, :]
+        M, Q, R = ga.M, ga.Q, ga.R
+        Mk, Qk, Rk = M[:o, :o], Q[:o, :], R[:o, :]
         if self._nh is not None:           # KanesMethod's projection with its A_rs
             Ars = self._nh.Ars
-            Mk = Mk[:p, :] + Ars.T * Mk[p:, :]
-            Fk = Fk[:p, :] + Ars.T * Fk[p:, :]
-            Qk = Qk[:p, :] + Ars.T * Qk[p:, :]
-        udot = sm.Matrix(kin.uds)
+            Mk, Qk, Rk = (X[:p, :] + Ars.T * X[p:, :] for X in (Mk, Qk, Rk))
+        udot = list(kin.uds)
         fr = Qk
-        frstar = Fk - Qk - Mk * udot
+        frstar = -(Rk + _times(Mk, udot))
         self._aux_eq = None
         if kin.uas:
-            Ma, Fa, Qa = M[o:, :o], F[o:, :], Q[o:, :]
+            Ma, Qa, Ra = M[o:, :o], Q[o:, :], R[o:, :]
             if self._nh is not None:
                 Aa = self._nh.Ars_aux
-                Ma, Fa, Qa = Ma + Aa.T * M[p:o, :o], Fa + Aa.T * F[p:o, :], Qa + Aa.T * Q[p:o, :]
-            fr_aux = Qa
-            frstar_aux = Fa - Qa - Ma * udot
+                Ma, Qa, Ra = (X + Aa.T * Y[p:o, :] for X, Y in ((Ma, M[:, :o]), (Qa, Q), (Ra, R)))
+            fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
             self._aux_eq = kin.to_time(fr_aux + frstar_aux)
             fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
-        self._formed = dict(ga=ga, Mk=Mk, Fk=Fk, Qk=Qk)
+        self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk)
         self._bodylist, self._forcelist = bodies, loads
         self._fr, self._frstar = kin.to_time(fr), kin.to_time(frstar)
         self._S = self._codegen = None
@@ -275,7 +272,8 @@ class GibbsAppellMethod(KanesMethod):
         """-[f_d; f_dnh], so that mass_matrix u' = forcing."""
         f = self._need_formed()
         f_dnh = self._nh.f_dnh if self._nh is not None else sm.zeros(0, 1)
-        return self._kin.to_time(f['Fk'].col_join(-f_dnh))
+        Fk = sm.Matrix([q - r for q, r in zip(f['Qk'], f['Rk'])])
+        return self._kin.to_time(Fk.col_join(-f_dnh))
 
     @property
     def mass_matrix_kin(self):
@@ -505,6 +503,12 @@ class GibbsAppellMethod(KanesMethod):
         if c is None or c['A'].rows == c['nh']:
             return None
         return self._kin.to_time(c['A'][c['nh']:, :]), self._kin.to_time(c['B'][c['nh']:, :])
+
+
+def _times(M: sm.Matrix, v: list) -> sm.Matrix:
+    """M v entry by entry (structural zeros skipped)."""
+    return sm.Matrix([sm.Add(*[M[i, j] * v[j] for j in range(M.cols) if M[i, j] != 0])
+                      for i in range(M.rows)])
 
 
 def _check_freedom(A):

@@ -193,11 +193,6 @@ class Motions:
         return self._frame_rate[X]
 
 
-def _ops(matrix) -> int:
-    from .kernel import operation_count
-    return operation_count(list(matrix))
-
-
 def body_frame(body, N):
     """The frame a body's vectors are taken in (see the module docstring).
 
@@ -211,22 +206,31 @@ def body_frame(body, N):
     return simplest_frame([body.masscenter.vel(N)], N)
 
 
+def _rotations(X: ReferenceFrame, F: ReferenceFrame) -> int:
+    """How many orientations a DCM from F to X multiplies (the path in the frame tree)."""
+    try:
+        return len(X._dict_list(F, 0)) - 1
+    except (AttributeError, ValueError):       # no path (yet), or another SymPy
+        return 10**6
+
+
 def simplest_frame(vectors, N):
     """Of the frames the vectors are written in, and N, the one the others
-    rotate into most simply (fewest operations in the DCMs)."""
+    rotate into with the fewest orientations."""
     frames = list(dict.fromkeys(f for v in vectors for f in _frames_of(v)))
     if len(frames) == 1:
         return frames[0]
     candidates = frames + ([N] if N not in frames else [])
-    return min(candidates, key=lambda X: sum(_ops(X.dcm(F)) for F in frames if F != X))
+    return min(candidates, key=lambda X: sum(_rotations(X, F) for F in frames if F != X))
 
 
 @dataclass
 class GibbsAppell:
     """M, F and Q over ``Kinematics.speeds`` (auxiliary speeds zero), on plain symbols."""
     M: sm.Matrix            # d2S/du'2, symmetric
-    F: sm.Matrix            # Q - dS/du' at u' = 0
+    F: sm.Matrix            # Q - R
     Q: sm.Matrix            # generalized active forces
+    R: sm.Matrix            # dS/du' at u' = 0 (Kane's generalized inertia forces, negated, at u' = 0)
     terms: list             # per body: its kinematic data (for S)
     motions: Motions        # the velocities, for the tree of codegen.recursive
 
@@ -276,7 +280,7 @@ def _tidy(e, memo):
     Longer products are left as they are (expanding them costs more than it saves)."""
     from .kernel import operation_count
     if operation_count([e]) <= _EXPAND_LIMIT:
-        e = sm.expand(e)
+        e = e.expand(power_exp=False, power_base=False, log=False)
     return pythagoras(e, memo)
 
 
@@ -421,8 +425,9 @@ def form(kin: Kinematics, N: ReferenceFrame, bodies, loads) -> GibbsAppell:
     upper = {(j, k): _collected_scalar(mm[j][k]) for j in range(n) for k in range(j, n)}
     upper = {key: pythagoras(e, memo) for key, e in upper.items()}
     M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
-    F = sm.Matrix([pythagoras(Q[j] - _collected_vector(res[j]), memo) for j in range(n)])
-    return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), terms=terms, motions=fm)
+    R = [pythagoras(_collected_vector(res[j]), memo) for j in range(n)]
+    F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
+    return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm)
 
 
 def gibbs_appell_function(kin: Kinematics, terms: list):

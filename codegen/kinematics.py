@@ -227,47 +227,59 @@ class Kinematics:
         self._memo = dict(self._base)            # to_plain's memo, q' added once solved
         back = {v: k for k, v in self._base.items()}
         back.update(zip(self.uds, [s.diff(t) for s in self.u]))
-        self._to_time = back
+        self._to_time = back                     # to_time's memo, kept across calls
+        self._base_back = dict(back)
         self._kinematic_equations(as_list(kd_eqs, 'kd_eqs'), u_aux)
 
     def _kinematic_equations(self, kd, u_aux):
-        """KanesMethod's implicit matrices: k_ku u + k_kqdot q' + f_k = 0."""
+        """KanesMethod's implicit matrices k_ku u + k_kqdot q' + f_k = 0, formed
+        on plain symbols (q' as placeholders): ``kd_plain`` = (k_kqdot, k_ku
+        with the auxiliary speeds' columns appended, f_k)."""
         n = len(self.q)
         self.has_kd = bool(kd)
         if not kd:
-            self.k_kqdot, self.k_ku, self.f_k = sm.zeros(0, n), sm.zeros(0, len(self.u)), sm.zeros(0, 1)
             self.kd_plain = None
             return
         if len(kd) != n:
             raise ValueError(f"There must be an equal number of kinematic differential equations "
                              f"and coordinates: {n} coordinates, {len(kd)} kd_eqs")
-        kd = sm.Matrix([sm.sympify(e) for e in kd])
-        qdot = [s.diff(t) for s in self.q]
-        u = list(self.u)
-        k_ku = kd.jacobian(u)
-        k_kqdot = kd.jacobian(qdot)
-        f_k = kd.xreplace(dict.fromkeys(u, 0)).xreplace(dict.fromkeys(qdot, 0))
-        from sympy.physics.mechanics import find_dynamicsymbols
-        dy = find_dynamicsymbols(k_ku.row_join(k_kqdot).row_join(f_k))
-        nonlinear = [v for v in u + qdot if v in dy]
-        if nonlinear:
+        qd = [sm.Dummy(f"{s.func}d") for s in self.q]
+        memo = {**self._memo, **{s.diff(t): d for s, d in zip(self.q, qd)}}
+        kd = [memo_xreplace(sm.sympify(e), memo) for e in kd]
+        speeds = self.us + self.uas
+        k_kqdot = sm.Matrix([[e.diff(d) for d in qd] for e in kd])
+        k_ku = sm.Matrix([[e.diff(s) for s in speeds] for e in kd]) if speeds else sm.zeros(n, 0)
+        zero = dict.fromkeys(speeds + qd, 0)
+        f_k = sm.Matrix([e.xreplace(zero) for e in kd])
+        linear = set(self.us + qd)
+        bad = {s for m in (k_kqdot, k_ku, f_k) for e in m for s in e.free_symbols & linear}
+        if bad or any(d in e.free_symbols for e in f_k for d in qd):
+            back = {**self._base_back, **{d: s.diff(t) for s, d in zip(self.q, qd)}}
+            names = [back[s] for s in self.us + qd if s in bad]
             raise ValueError(f"The provided kinematic differential equations are nonlinear in "
-                             f"{nonlinear}. They must be linear in the generalized speeds and "
+                             f"{names}. They must be linear in the generalized speeds and "
                              f"derivatives of the generalized coordinates.")
-        aux0 = dict.fromkeys(u_aux, 0)
-        self.k_kqdot, self.k_ku, self.f_k = k_kqdot, k_ku.xreplace(aux0), f_k.xreplace(aux0)
-        # q' keeps the auxiliary speeds (as KanesMethod's q' map does): their partial
-        # velocities include what they move through q'
-        k_kua = kd.jacobian(u_aux) if u_aux else sm.zeros(n, 0)
-        what = "kd_eqs"
-        self.kd_plain = tuple(self._plain_base(m, what) for m in
-                              (self.k_kqdot, self.k_ku.row_join(k_kua), self.f_k))
+        for d in [s for e in kd for s in e.atoms(sm.Derivative) if s.expr in self._qset]:
+            raise ValueError(f"kd_eqs contain {d}: only first derivatives of the coordinates")
+        self.kd_plain = (k_kqdot, k_ku, f_k)
+
+    @property
+    def k_kqdot(self):
+        """k_kqdot of the kinematic equations as given (functions of time)."""
+        return self.to_time(self.kd_plain[0]) if self.has_kd else sm.zeros(0, len(self.q))
+
+    @property
+    def k_ku(self):
+        """k_ku of the kinematic equations as given (auxiliary speeds zero)."""
+        o = len(self.us)
+        return self.to_time(self.kd_plain[1][:, :o]) if self.has_kd else sm.zeros(0, o)
+
+    @property
+    def f_k(self):
+        """f_k of the kinematic equations as given (auxiliary speeds zero)."""
+        return self.to_time(self.kd_plain[2]) if self.has_kd else sm.zeros(0, 1)
 
     # -- conversions --------------------------------------------------------
-    def _plain_base(self, matrix, what):
-        """q, u (no q') to plain symbols."""
-        return matrix.applyfunc(lambda e: memo_xreplace(sm.sympify(e), self._memo))
-
     def _refuse_stray(self, expr, what):
         stray = sorted(str(f) for f in _undifferentiated_functions(expr) if f not in self._base)
         if stray:
@@ -307,7 +319,7 @@ class Kinematics:
         Takes a Matrix or one expression. Shared subexpressions are converted
         once: the walk is memoized across all entries.
         """
-        memo = dict(self._to_time)
+        memo = self._to_time
         if isinstance(exprs, sm.MatrixBase):
             return exprs.applyfunc(lambda e: memo_xreplace(e, memo))
         return memo_xreplace(exprs, memo)

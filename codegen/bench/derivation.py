@@ -1,12 +1,24 @@
-"""Derivation time of M and F: GibbsAppellMethod against SymPy's KanesMethod.
+"""Derivation time of the equations: GibbsAppellMethod against SymPy's KanesMethod.
 
-    python -m codegen.bench.derivation [--n 5 10 20] [--repeat 3]
+    python -m codegen.bench.derivation [--models pendulum:12 chain:4 chain:8 bicycle quaternion]
+                                       [--repeat 3] [--cap 600]
 
-Model: the n-link pendulum on a cart (codegen.examples.n_pendulum_on_cart).
-Each measurement runs in a fresh interpreter so neither tool profits from
-SymPy's cache warmed by the other; the model is built outside the timed
-region. Before timing, both tools' accelerations are compared at a random
-state (relative 1e-10), so the two timings are of equal work.
+What is timed is what a KanesMethod user runs: the constructor and
+``kanes_equations(bodies, loads)``, for the same model, each in a fresh
+interpreter (neither tool profits from SymPy's cache warmed by the other;
+the model is built outside the timed region). Models:
+
+- ``pendulum:n``: the n-link pendulum on a cart (codegen.examples);
+- ``chain:n``: examples.spatial_chain(n), 3n speeds, rigid bodies;
+- ``bicycle``: the Whipple bicycle exactly as SymPy's test_kane3 writes it
+  (3 velocity constraints, u_dependent=[u1, u4, u6], q_dependent=[q4],
+  constraint_solver='CRAMER'), stopped before its linearization;
+- ``quaternion``: SymPy's test_kane.test_implicit_kinematics (a rigid body
+  in quaternions, explicit_kinematics=False).
+
+After timing, both tools' ``solve(mass_matrix, forcing)`` are compared at a
+random state (relative 1e-9): the two timings are of equal work. A run that
+exceeds --cap seconds is killed and reported as "> cap".
 """
 from __future__ import annotations
 
@@ -20,51 +32,113 @@ _CHILD = r"""
 import json, sys, time
 import numpy as np, sympy as sm, sympy.physics.mechanics as me
 from codegen import GibbsAppellMethod
-from codegen.examples import n_pendulum_on_cart
-tool, n = sys.argv[1], int(sys.argv[2])
-model = n_pendulum_on_cart(n)
-t0 = time.perf_counter()
-if tool == 'kane':
-    km = me.KanesMethod(**model.kwargs)
-    km.kanes_equations(model.bodies, model.loads)
-    M, F = km.mass_matrix, km.forcing
-else:
-    ga = GibbsAppellMethod(**model.kwargs)
-    M, F = ga.mass_matrix, ga.forcing
-elapsed = time.perf_counter() - t0
+tool, spec = sys.argv[1], sys.argv[2]
+cls = me.KanesMethod if tool == 'kane' else GibbsAppellMethod
+timing = {}
+
+class Stop(Exception):
+    pass
+
+class Timed(cls):
+    # times the constructor plus kanes_equations, then stops the caller (a SymPy test)
+    def __init__(self, *args, **kwargs):
+        timing['t0'] = time.perf_counter()
+        super().__init__(*args, **kwargs)
+    def kanes_equations(self, *args, **kwargs):
+        out = super().kanes_equations(*args, **kwargs)
+        timing['seconds'] = time.perf_counter() - timing['t0']
+        timing['method'] = self
+        raise Stop
+
+name, _, arg = spec.partition(':')
+try:
+    if name in ('pendulum', 'chain'):
+        from codegen import examples
+        model = (examples.n_pendulum_on_cart if name == 'pendulum' else examples.spatial_chain)(int(arg))
+        kw = dict(model.kwargs)
+        bodies, loads = kw.pop('bodies'), kw.pop('forcelist')
+        Timed(**kw).kanes_equations(bodies, loads)
+    elif name == 'bicycle':
+        from sympy.physics.mechanics.tests import test_kane3
+        test_kane3.KanesMethod = Timed
+        test_kane3.test_bicycle()
+    elif name == 'quaternion':
+        from sympy.physics.mechanics.tests import test_kane
+        test_kane.KanesMethod = Timed
+        test_kane.test_implicit_kinematics()
+except Stop:
+    pass
+km = timing['method']
+M, F = km.mass_matrix, km.forcing
+syms = sorted(M.free_symbols | F.free_symbols | me.find_dynamicsymbols(M) | me.find_dynamicsymbols(F)
+              - {me.dynamicsymbols._t}, key=str)
 rng = np.random.default_rng(0)
-syms = sorted(model.constants, key=str) + model.q_ind + model.u_ind + model.specifieds
-vals = {s: float(rng.uniform(0.5, 1.5)) for s in syms}
-acc = np.linalg.solve(np.array(M.xreplace(vals).evalf(), dtype=float),
-                      np.array(F.xreplace(vals).evalf(), dtype=float).ravel())
-print(json.dumps({'seconds': elapsed, 'acc': acc.tolist(), 'ops': int(sm.count_ops(list(M) + list(F)))}))
+vals = dict(zip(syms, rng.uniform(0.5, 1.5, len(syms))))
+f = sm.lambdify([syms], [M, F], cse=True)
+Mn, Fn = f([vals[s] for s in syms])
+acc = np.linalg.solve(np.array(Mn, dtype=float), np.array(Fn, dtype=float).ravel())
+print(json.dumps({'seconds': timing['seconds'], 'acc': acc.tolist(), 'names': list(map(str, syms))}))
 """
 
+DEFAULT_MODELS = ["pendulum:5", "pendulum:12", "pendulum:20", "chain:4", "chain:8", "chain:12",
+                  "bicycle", "quaternion"]
 
-def measure(tool: str, n: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, tool, str(n)],
-                         capture_output=True, text=True, check=True)
+
+def measure(tool: str, spec: str, cap: float) -> dict:
+    """One formation in a fresh interpreter; {'capped': True} past cap seconds."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _CHILD, tool, spec],
+                             capture_output=True, text=True, timeout=cap)
+    except subprocess.TimeoutExpired:
+        return {"capped": True}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(models, repeat: int, cap: float):
+    """Yield (model, Kane runs, our runs, agreement) per model."""
+    import numpy as np
+    for spec in models:
+        ours = [measure("ga", spec, cap) for _ in range(repeat)]
+        kane = [measure("kane", spec, cap)]
+        if "seconds" in kane[0]:
+            kane += [measure("kane", spec, cap) for _ in range(repeat - 1)]
+        agree = None
+        if "acc" in ours[0] and "acc" in kane[0]:
+            a, b = np.array(kane[0]["acc"]), np.array(ours[0]["acc"])
+            agree = bool(ours[0]["names"] == kane[0]["names"] and
+                         np.allclose(a, b, rtol=1e-9, atol=1e-9 * abs(a).max()))
+        yield spec, kane, ours, agree
+
+
+def _cell(runs, cap):
+    if "capped" in runs[0]:
+        return f"> {cap:g} (cap)"
+    if "error" in runs[0]:
+        return f"error: {runs[0]['error']}"
+    return f"{statistics.median(r['seconds'] for r in runs):.2f}"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[5, 10, 20])
+    ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cap", type=float, default=600.0, help="seconds per run")
     args = ap.parse_args(argv)
-    import numpy as np
-    print("| n | KanesMethod [s] | GibbsAppellMethod [s] | speed-up | ops Kane | ops GA |")
-    print("|---|---|---|---|---|---|")
-    for n in args.n:
-        runs = {tool: [measure(tool, n) for _ in range(args.repeat)] for tool in ("kane", "ga")}
-        a, b = np.array(runs["kane"][0]["acc"]), np.array(runs["ga"][0]["acc"])
-        if not np.allclose(a, b, rtol=1e-10, atol=1e-12 * abs(a).max()):
-            print(f"| {n} | accelerations disagree: {a} vs {b} |")
-            continue
-        tk = statistics.median(r["seconds"] for r in runs["kane"])
-        tg = statistics.median(r["seconds"] for r in runs["ga"])
-        print(f"| {n} | {tk:.2f} | {tg:.2f} | {tk / tg:.1f}x | "
-              f"{runs['kane'][0]['ops']} | {runs['ga'][0]['ops']} |", flush=True)
+    print("| model | KanesMethod [s] | GibbsAppellMethod [s] | Kane / ours | equal |")
+    print("|---|---|---|---|---|")
+    for spec, kane, ours, agree in compare(args.models, args.repeat, args.cap):
+        ratio = "–"
+        if "seconds" in ours[0]:
+            tg = statistics.median(r["seconds"] for r in ours)
+            if "seconds" in kane[0]:
+                ratio = f"{statistics.median(r['seconds'] for r in kane) / tg:.1f}x"
+            elif "capped" in kane[0]:
+                ratio = f"> {args.cap / tg:.0f}x"
+        equal = {True: "yes", False: "NO", None: "not compared"}[agree]
+        print(f"| {spec} | {_cell(kane, args.cap)} | {_cell(ours, args.cap)} | {ratio} | {equal} |",
+              flush=True)
     return 0
 
 
