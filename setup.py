@@ -1,23 +1,33 @@
 """Packaging.
 
-- codegen._runtime (Cython) is compiled here, once: it is the Python face of
-  every generated model, which calls the model's C through function pointers.
-- The C templates in templates/ ship inside the package as codegen.templates.
-The generated models themselves are compiled at run time by codegen.build.
+- codegen._runtime (Cython) is compiled here, once, together with the C
+  runtime of templates/runtime (the solve, the constraint elimination, the
+  integrators): it drives every generated model through the model's
+  descriptor, so a new model costs one compile of its own small C file.
+- The templates (the model's Jinja2 templates, the runtime's C for
+  standalone exports and FMUs, the FMI headers) ship as codegen.templates.
 """
+from pathlib import Path
+
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+RUNTIME = Path("templates") / "runtime"
+
 # OpenMP runs rhs_batch and simulate_batch on all cores (prange)
-runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"],
-                    include_dirs=[numpy.get_include()],
+runtime = Extension("codegen._runtime",
+                    ["codegen/_runtime.pyx"] + sorted(str(p) for p in RUNTIME.glob("cg_*.c")),
+                    include_dirs=[numpy.get_include(), str(RUNTIME)],
                     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                    extra_compile_args=["-fopenmp"], extra_link_args=["-fopenmp"])
+                    extra_compile_args=["-fopenmp", "-fno-math-errno"],
+                    extra_link_args=["-fopenmp"])
 
 setup(
-    packages=["codegen", "codegen.bench", "codegen.templates"],
-    package_dir={"codegen": "codegen", "codegen.templates": "templates"},
-    package_data={"codegen.templates": ["*.c", "*.h", "*.md", "fmi2/*.h"], "codegen": ["*.pyx"]},
+    packages=["codegen", "codegen.bench", "codegen.templates", "codegen.templates.runtime"],
+    package_dir={"codegen": "codegen", "codegen.templates": "templates",
+                 "codegen.templates.runtime": "templates/runtime"},
+    package_data={"codegen.templates": ["*.j2", "*.md", "fmi2/*.h"],
+                  "codegen.templates.runtime": ["*.c", "*.h"], "codegen": ["*.pyx"]},
     ext_modules=cythonize([runtime], language_level=3),
 )

@@ -2,7 +2,7 @@
 
 Public names: GibbsAppellMethod (formulation), generate and load (compiled
 models), EquationsOfMotion / equations_of (the neutral form between them),
-DynamicsError and BuildError.
+Options (code generation), DynamicsError, ConvergenceError, BuildError and CacheError.
 """
 __version__ = "0.1.0"
 
@@ -10,8 +10,9 @@ from .appell import GibbsAppellMethod
 from .build import generate, load
 from .eom import EquationsOfMotion, equations_of
 from .export import export_c, export_fmu
-from .errors import BuildError, ConvergenceError, DynamicsError
+from .errors import BuildError, CacheError, ConvergenceError, DynamicsError
+from .options import Options
 
-__all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu",
-           "EquationsOfMotion", "equations_of", "BuildError", "ConvergenceError",
+__all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "Options",
+           "EquationsOfMotion", "equations_of", "BuildError", "CacheError", "ConvergenceError",
            "DynamicsError"]

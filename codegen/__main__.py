@@ -24,7 +24,7 @@ import numpy as np
 import sympy as sm
 
 from . import examples
-from ._runtime import METHODS
+from .abi import METHODS
 from .appell import GibbsAppellMethod
 
 

@@ -1,15 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True, embedsignature=True
 """The Python face of every generated model, compiled once with the package.
 
-A generated model is plain C (its <name>.c and <name>.h) built into a shared
-library; this module calls its functions through C function pointers. So a
-new model costs one C compile, not a Cython translation plus the compile of
-Cython's wrapper code (about 8 s per model on the project's machine, against
-0.1 s for a small model's C; see the README).
+It holds the codegen runtime (templates/runtime: the solve, the constraint
+elimination, the integrators, compiled into this extension) and drives a
+generated model through its descriptor (cg_model.h): a new model costs one
+compile of its own small C file.
 
-Argument checks happen here, at the boundary: array kind, length,
-contiguity, finiteness. The fast path (a contiguous float64 NumPy vector)
-reads the data pointer directly, without a copy or a memoryview.
+Argument checks happen here, at the boundary: array kind, length, byte
+order, contiguity, finiteness. The fast path (a contiguous, aligned,
+native-endian float64 NumPy vector) reads the data pointer directly, without
+a copy or a memoryview.
 """
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
@@ -22,33 +22,67 @@ cdef extern from "Python.h":
     int _signals_pending "PyErr_CheckSignals"()
     void _clear_error "PyErr_Clear"()
 
+cdef extern from "cg_model.h":
+    ctypedef struct cg_model:
+        int abi_version
+        const char *name
+        int nq, nu, nx, np, nr, nc, nh, nm, flags
+        double rank_rtol
+        long operation_count
+        const char * const * state_names
+        const char * const * constant_names
+        const char * const * specified_names
+    int CG_ABI_VERSION
+    int CG_ERR_INPUT, CG_ERR_MASS, CG_ERR_SVD, CG_ERR_KINEMATICS, CG_PAUSED, CG_N_METHODS
+    int CG_SYMMETRIC
+
+cdef extern from "cg_runtime.h" nogil:
+    ctypedef struct cg_integrator:
+        pass
+    const char *cg_status_message(int code)
+    const char *cg_method_name(int method)
+    int cg_check_model(const cg_model *m)
+    int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
+               double *dx)
+    void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
+                        const double *r, double *M)
+    void cg_forcing(const cg_model *m, double t, const double *x, const double *p,
+                    const double *r, double *F)
+    int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
+                             const double *r, double *lam)
+    void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
+                      const double *r, double *res)
+    int cg_project(const cg_model *m, double t, const double *x, const double *p,
+                   const double *r, double tol, int maxiter, double *xout)
+    size_t cg_integrator_size(const cg_model *m)
+    int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
+                           const double *x0, const double *p, int n_table, const double *t_table,
+                           const double *r_table, double rtol, double atol, double dt)
+    int cg_integrate_to(cg_integrator *s, double t_out, double *x_out)
+    void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
+                             double *t)
+    void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause)
+    void cg_rhs_cb(double t, double *u, double *du, void *data)
+
 import numpy as np
 
-from codegen.errors import ConvergenceError, DynamicsError
+from codegen.errors import CacheError, ConvergenceError, DynamicsError
 
 cnp.import_array()
 
-ctypedef int (*rhs_t)(double, const double *, const double *, const double *, double *) noexcept nogil
-ctypedef void (*eval_t)(double, const double *, const double *, const double *, double *) noexcept nogil
-ctypedef int (*project_t)(double, const double *, const double *, const double *, double, int, double *) noexcept nogil
-ctypedef int (*init_t)(void *, int, double, const double *, const double *, int, const double *,
-                       const double *, double, double, double) noexcept nogil
-ctypedef int (*step_to_t)(void *, double, double *) noexcept nogil
-ctypedef size_t (*size_t_fn)() noexcept nogil
-ctypedef void (*stats_t)(const void *, long *, long *, long *, double *) noexcept nogil
-ctypedef void (*set_t)(void *, long, int, long) noexcept nogil
-
-METHODS = {"rk4": 0, "dopri5": 1, "rosenbrock": 2, "rosw": 3, "bdf": 4}
-STATUS = {0: "ok", 1: "non-finite input", 2: "mass matrix not positive definite",
-          3: "non-finite result", 4: "constraint SVD did not converge",
-          5: "max_steps reached", 6: "step size underflow", 7: "singular Newton matrix",
-          -1: "interrupted"}
-# integrate_to's "step budget of this call spent" (templates/integrators.h), and the
-# budget simulate gives each call: Ctrl-C and the progress bar are served within
-# that many steps however far apart the output times are
+#: the runtime's own ABI version and methods ({name: id}), from its C
+ABI_VERSION = CG_ABI_VERSION
+METHODS = {cg_method_name(i).decode(): i for i in range(CG_N_METHODS)}
+# the budget simulate gives each integrate_to call: Ctrl-C and the progress bar
+# are served within that many steps however far apart the output times are
 cdef enum:
-    PAUSED = 8
     PAUSE_STEPS = 2000
+
+
+def status_message(int code):
+    """The runtime's text for a status code (-1: interrupted by the user)."""
+    return "interrupted" if code == -1 else cg_status_message(code).decode()
+
 
 cdef double _EMPTY[1]
 
@@ -59,10 +93,13 @@ cdef inline const double *_data(object a) noexcept:
 
 
 cdef inline bint _is_float_vector(object a) noexcept:
+    """A vector the C can read in place: float64, 1-D, contiguous, aligned, native byte order."""
     return (cnp.PyArray_CheckExact(a)
             and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
             and cnp.PyArray_NDIM(<cnp.ndarray>a) == 1
-            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a))
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISALIGNED(<cnp.ndarray>a)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a))
 
 
 cdef bint _ascending_within(const double[::1] v, double lo, double hi) noexcept:
@@ -89,64 +126,55 @@ def _progress_bar(name, double t0, double t1):
                 bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} s [{elapsed}<{remaining}]")
 
 
-cdef class Dynamics:
-    """rhs, mass_matrix and forcing of one compiled model.
+cdef tuple _names(const char * const * table, int n):
+    return tuple(table[i].decode() for i in range(n))
 
-    Built by codegen.build from the addresses of the model's C functions; the
-    ``library`` object (a ctypes.CDLL) is kept alive as long as this object.
+
+cdef class Dynamics:
+    """rhs, mass_matrix, forcing and the simulations of one compiled model.
+
+    Built by codegen.runtime from the address of the model's descriptor
+    (``<name>_model()``); the ``library`` object (a ctypes.CDLL) is kept
+    alive as long as this object.
     """
-    cdef rhs_t _rhs
-    cdef eval_t _mass
-    cdef eval_t _forcing
-    cdef rhs_t _lambda
-    cdef eval_t _residuals
-    cdef project_t _project
-    cdef init_t _init
-    cdef step_to_t _step_to
-    cdef stats_t _stats
-    cdef set_t _set
+    cdef const cg_model *m
     cdef readonly size_t integrator_size
-    cdef readonly size_t rhs_address
+    cdef readonly size_t model_address
     cdef readonly int nq, nu, nx, np, nr, nc, nh
     cdef readonly str name
     cdef readonly tuple states, constants, specifieds
+    cdef readonly bint symmetric
+    cdef readonly long operation_count
     cdef readonly str mass_failure
     cdef object library
 
-    def __init__(self, library, size_t rhs, size_t mass_matrix, size_t forcing, str name,
-                 int nq, int nu, states, constants, specifieds, str mass_failure,
-                 int nc=0, int nh=0, size_t constraint_forces=0, size_t residuals=0,
-                 size_t project=0, size_t integrator_init=0, size_t integrate_to=0,
-                 size_t integrator_size=0, size_t integrator_stats=0, size_t integrator_set=0,
-                 size_t rhs_cb=0):
-        if not (rhs and mass_matrix and forcing):
-            raise ValueError(f"{name}: missing function address")
-        if nc and not (constraint_forces and residuals and project):
-            raise ValueError(f"{name}: missing constraint function address")
+    def __init__(self, library, size_t model_address, str where):
+        if not model_address:
+            raise ImportError(f"{where}: the descriptor is a null pointer")
+        self.m = <const cg_model *>model_address
+        if self.m.abi_version != CG_ABI_VERSION:
+            raise CacheError(f"{where} was built for runtime ABI {self.m.abi_version}, this "
+                             f"runtime is ABI {CG_ABI_VERSION}: regenerate the model")
+        if cg_check_model(self.m):
+            raise ImportError(f"{where}: the descriptor has no equations")
         self.library = library
-        self._rhs = <rhs_t>rhs
-        self._mass = <eval_t>mass_matrix
-        self._forcing = <eval_t>forcing
-        self._lambda = <rhs_t>constraint_forces
-        self._residuals = <eval_t>residuals
-        self._project = <project_t>project
-        self.nc, self.nh = nc, nh
-        if not (integrator_init and integrate_to and integrator_size and integrator_stats
-                and integrator_set and rhs_cb):
-            raise ValueError(f"{name}: missing integrator function address")
-        self._init = <init_t>integrator_init
-        self._step_to = <step_to_t>integrate_to
-        self._stats = <stats_t>integrator_stats
-        self._set = <set_t>integrator_set
-        self.integrator_size = (<size_t_fn>integrator_size)()
-        self.rhs_address = rhs_cb
-        self.name = name
-        self.nq, self.nu, self.nx = nq, nu, nq + nu
-        self.states, self.constants, self.specifieds = tuple(states), tuple(constants), tuple(specifieds)
-        self.np, self.nr = len(self.constants), len(self.specifieds)
-        self.mass_failure = mass_failure
-        if len(self.states) != self.nx:
-            raise ValueError(f"{name}: {len(self.states)} state names for {self.nx} states")
+        self.model_address = model_address
+        self.name = self.m.name.decode()
+        self.nq, self.nu, self.nx = self.m.nq, self.m.nu, self.m.nx
+        self.np, self.nr, self.nc, self.nh = self.m.np, self.m.nr, self.m.nc, self.m.nh
+        self.states = _names(self.m.state_names, self.nx)
+        self.constants = _names(self.m.constant_names, self.np)
+        self.specifieds = _names(self.m.specified_names, self.nr)
+        self.symmetric = (self.m.flags & CG_SYMMETRIC) != 0
+        self.operation_count = self.m.operation_count
+        self.mass_failure = ("the mass matrix is not positive definite" if self.symmetric
+                             else "the mass matrix is singular")
+        self.integrator_size = cg_integrator_size(self.m)
+
+    @property
+    def rhs_address(self):
+        """Address of cg_rhs_cb (numbalsoda's signature); its data: callback_data(p, r)."""
+        return <size_t>&cg_rhs_cb
 
     # -- argument conversion ------------------------------------------------
     cdef object _vector(self, object a, Py_ssize_t n, str what):
@@ -182,7 +210,7 @@ cdef class Dynamics:
         return self._vector(r, self.nr, "r")
 
     cdef object _fail(self, int code, double t, x, p, r):
-        if code == 1:
+        if code == CG_ERR_INPUT:
             for what, v, names in (("x", x, self.states), ("p", p, self.constants),
                                    ("r", r, self.specifieds)):
                 if v is None:
@@ -191,14 +219,11 @@ cdef class Dynamics:
                 if bad:
                     raise ValueError(f"{self.name}: {what} is not finite at {bad}")
             raise ValueError(f"{self.name}: t = {t} is not finite")
-        if code == 2:
+        where = f"at t = {t}, x = {np.asarray(x).tolist()}"
+        if code == CG_ERR_MASS:
             what = self.mass_failure + (" on the constraints' null space" if self.nc else "")
-            raise DynamicsError(f"{self.name}: {what} at t = {t}, x = {np.asarray(x).tolist()}")
-        if code == 4:
-            raise DynamicsError(f"{self.name}: the SVD of the constraint matrix did not converge "
-                                f"at t = {t}, x = {np.asarray(x).tolist()}")
-        raise DynamicsError(f"{self.name}: the result is not finite at t = {t}, "
-                            f"x = {np.asarray(x).tolist()} (a singularity of the equations?)")
+            raise DynamicsError(f"{self.name}: {what} {where}")
+        raise DynamicsError(f"{self.name}: {status_message(code)} {where}")
 
     # -- the functions ----------------------------------------------------------
     def rhs(self, double t, x, p, r=None, out=None):
@@ -220,31 +245,37 @@ cdef class Dynamics:
         elif not (_is_float_vector(out) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>out)
                   and cnp.PyArray_DIM(<cnp.ndarray>out, 0) == self.nx):
             raise ValueError(f"{self.name}: out must be a writable contiguous float64 "
-                             f"array of length {self.nx}")
-        cdef int code = self._rhs(t, _data(x), _data(p), _data(r),
-                                  <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+                             f"array of length {self.nx} in native byte order")
+        cdef int code = cg_rhs(self.m, t, _data(x), _data(p), _data(r),
+                               <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
         return out
 
-    cdef object _evaluate(self, eval_t f, double t, x, p, r, shape):
+    cdef object _evaluate(self, int which, double t, x, p, r, shape):
         x = self._vector(x, self.nx, "x")
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
         if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()
                 and (r is None or np.isfinite(r).all())):
-            self._fail(1, t, x, p, r)
+            self._fail(CG_ERR_INPUT, t, x, p, r)
         out = np.empty(shape)
-        f(t, _data(x), _data(p), _data(r), <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        cdef double *o = <double *>cnp.PyArray_DATA(<cnp.ndarray>out)
+        if which == 0:
+            cg_mass_matrix(self.m, t, _data(x), _data(p), _data(r), o)
+        elif which == 1:
+            cg_forcing(self.m, t, _data(x), _data(p), _data(r), o)
+        else:
+            cg_residuals(self.m, t, _data(x), _data(p), _data(r), o)
         return out
 
     def mass_matrix(self, double t, x, p, r=None):
         """M at (t, x): shape (nu, nu)."""
-        return self._evaluate(self._mass, t, x, p, r, (self.nu, self.nu))
+        return self._evaluate(0, t, x, p, r, (self.nu, self.nu))
 
     def forcing(self, double t, x, p, r=None):
         """F at (t, x): shape (nu,)."""
-        return self._evaluate(self._forcing, t, x, p, r, (self.nu,))
+        return self._evaluate(1, t, x, p, r, (self.nu,))
 
     # -- run-time constraints ---------------------------------------------------
     cdef _need_constraints(self):
@@ -258,8 +289,8 @@ cdef class Dynamics:
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
         out = np.empty(self.nc)
-        cdef int code = self._lambda(t, _data(x), _data(p), _data(r),
-                                     <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        cdef int code = cg_constraint_forces(self.m, t, _data(x), _data(p), _data(r),
+                                             <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
         return out
@@ -267,7 +298,7 @@ cdef class Dynamics:
     def residuals(self, double t, x, p, r=None):
         """[f(q, t) (nh entries); A u - B (nc entries)]: position and velocity residuals."""
         self._need_constraints()
-        return self._evaluate(self._residuals, t, x, p, r, (self.nh + self.nc,))
+        return self._evaluate(2, t, x, p, r, (self.nh + self.nc,))
 
     def project(self, x, p, double t=0.0, r=None, double tol=1e-12, int maxiter=50):
         """The consistent state nearest to x: Newton on f(q, t) = 0 with the
@@ -281,11 +312,11 @@ cdef class Dynamics:
         if not (tol > 0):
             raise ValueError(f"{self.name}: tol must be positive, got {tol}")
         out = np.empty(self.nx)
-        cdef int it = self._project(t, _data(x), _data(p), _data(r), tol, maxiter,
-                                    <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        cdef int it = cg_project(self.m, t, _data(x), _data(p), _data(r), tol, maxiter,
+                                 <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if it == -2:
             if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()):
-                self._fail(1, t, x, p, r)
+                self._fail(CG_ERR_INPUT, t, x, p, r)
             raise ConvergenceError(f"{self.name}: project met a non-finite value from x = "
                                    f"{x.tolist()}")
         if it < 0:
@@ -393,19 +424,18 @@ cdef class Dynamics:
         p = self._vector(p, self.np, "p")
         times, values = self._input_table(r, t0)
         self._check_start(t0, x0, p, values[0] if self.nr else None)
-        cdef cnp.ndarray buf = np.zeros(self.integrator_size, dtype=np.uint8)
-        cdef void *s = cnp.PyArray_DATA(buf)
+        cdef cnp.ndarray buf = np.zeros((self.integrator_size + 7) // 8)   # aligned for double
+        cdef cg_integrator *s = <cg_integrator *>cnp.PyArray_DATA(buf)
         cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
         cdef double[::1] tv = t_eval
         cdef double[:, ::1] xv = xs
-        cdef int code = self._init(s, METHODS[method], t0, _data(x0), _data(p),
-                                   len(times) if self.nr else 0, _data(times), _data(values), rtol, atol,
-                                   float(dt) if dt is not None else 0.0)
+        cdef int code = cg_integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
+                                           len(times) if self.nr else 0, _data(times),
+                                           _data(values), rtol, atol,
+                                           float(dt) if dt is not None else 0.0)
         if code:
-            if code == 1:
-                self._fail(1, t0, x0, p, values[0] if self.nr else None)
-            self._fail(code, t0, x0, p, None)
-        self._set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
+            self._fail(code, t0, x0, p, values[0] if self.nr else None)
+        cg_integrator_set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
         bar = _progress_bar(self.name, t0, t1) if progress else None
         cdef Py_ssize_t k, done = 0
         cdef long steps = 0, rejected = 0, nfev = 0
@@ -415,12 +445,12 @@ cdef class Dynamics:
             for k in range(len(t_eval)):
                 while True:
                     with nogil:
-                        code = self._step_to(s, tv[k], &xv[k, 0])
+                        code = cg_integrate_to(s, tv[k], &xv[k, 0])
                     if bar is not None:
-                        self._stats(s, &steps, &rejected, &nfev, &t_now)
+                        cg_integrator_stats(s, &steps, &rejected, &nfev, &t_now)
                         bar.update(min(t_now, t1) - t0 - bar.n)
                     PyErr_CheckSignals()
-                    if code != PAUSED:
+                    if code != CG_PAUSED:
                         break
                 if code:
                     status = code
@@ -431,9 +461,9 @@ cdef class Dynamics:
         finally:
             if bar is not None:
                 bar.close()
-        self._stats(s, &steps, &rejected, &nfev, &t_now)
+        cg_integrator_stats(s, &steps, &rejected, &nfev, &t_now)
         return SimulationResult(t=t_eval[:done].copy(), x=xs[:done].copy(), states=list(self.states),
-                                status=status, message=STATUS.get(status, f"error {status}"),
+                                status=status, message=status_message(status),
                                 nsteps=steps, nrejected=rejected, nfev=nfev, method=method)
 
     def rhs_batch(self, double t, X, P, R=None, out=None):
@@ -450,18 +480,20 @@ cdef class Dynamics:
         Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
         if out is None:
             out = np.empty((n, self.nx))
-        elif not (isinstance(out, np.ndarray) and out.shape == (n, self.nx) and out.dtype == np.float64
-                  and out.flags.c_contiguous and out.flags.writeable):
+        elif not (isinstance(out, np.ndarray) and out.shape == (n, self.nx)
+                  and out.dtype == np.dtype("=f8") and out.flags.c_contiguous
+                  and out.flags.aligned and out.flags.writeable):
             raise ValueError(f"{self.name}: out must be a writable C-contiguous float64 array "
-                             f"of shape ({n}, {self.nx})")
+                             f"of shape ({n}, {self.nx}) in native byte order")
         cdef double[:, ::1] xv = X, pv = Pm, rv = Rm, ov = out
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
-        cdef rhs_t f = self._rhs
+        cdef const cg_model *model = self.m
         cdef int np_ = self.np
         if n == 0:
             return out
         for i in prange(n, nogil=True, schedule="static"):
-            codes[i] = f(t, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], &rv[i, 0], &ov[i, 0])
+            codes[i] = cg_rhs(model, t, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], &rv[i, 0],
+                              &ov[i, 0])
         bad = np.flatnonzero(np.asarray(codes))
         if len(bad):
             i = bad[0]
@@ -513,10 +545,9 @@ cdef class Dynamics:
         out = np.full((n, m, self.nx), np.nan)
         # one integrator per thread, not per run: a thread's runs follow one another, and
         # an implicit method's integrator holds two nx-by-nx matrices
-        cdef cnp.ndarray bufs = np.zeros((omp_get_max_threads(), self.integrator_size),
-                                         dtype=np.uint8)
+        cdef size_t size = (self.integrator_size + 7) // 8 * 8   # each aligned for double
+        cdef cnp.ndarray bufs = np.zeros((omp_get_max_threads(), size // 8))
         cdef unsigned char *base = <unsigned char *>cnp.PyArray_DATA(bufs)
-        cdef size_t size = self.integrator_size
         cdef double[:, ::1] xv = X0, pv = Pm, rv = Rm
         cdef double[:, :, ::1] ov = out
         cdef double[::1] tv = t_eval
@@ -524,25 +555,24 @@ cdef class Dynamics:
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
         cdef int meth = METHODS[method], nr_table = 1 if self.nr else 0, code, np_ = self.np
         cdef double h = float(dt) if dt is not None else 0.0
-        cdef init_t init = self._init
-        cdef step_to_t step_to = self._step_to
-        cdef set_t setter = self._set
-        cdef void *s
+        cdef const cg_model *model = self.m
+        cdef cg_integrator *s
         cdef double start = t0
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
         for i in prange(n, nogil=True, schedule="dynamic"):
             if stop[0]:
                 codes[i] = -1                          # interrupted before it started
                 continue
-            s = <void *>(base + threadid() * size)
-            code = init(s, meth, start, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], nr_table,
-                        &t_table[0], &rv[i, 0], rtol, atol, h)
+            s = <cg_integrator *>(base + threadid() * size)
+            code = cg_integrator_init(s, model, meth, start, &xv[i, 0],
+                                      &pv[i, 0] if np_ else &_EMPTY[0], nr_table, &t_table[0],
+                                      &rv[i, 0], rtol, atol, h)
             if code == 0:
-                setter(s, max_steps, 1, PAUSE_STEPS)
+                cg_integrator_set(s, max_steps, 1, PAUSE_STEPS)
                 for k in range(m):
                     while True:
-                        code = step_to(s, tv[k], &ov[i, k, 0])
-                        if code != PAUSED:
+                        code = cg_integrate_to(s, tv[k], &ov[i, k, 0])
+                        if code != CG_PAUSED:
                             break
                         if threadid() == 0:            # the calling thread, where signals land
                             with gil:

@@ -87,12 +87,6 @@ class GibbsAppellMethod(KanesMethod):
         or a callable ``f(A, b)``, for q' and for the dependent speeds. The
         generated code solves for the dependent speeds with the same solver,
         on placeholders of the constraint matrix (no expression swell).
-    recursive : bool or None
-        For the generated code: solve M u' = F by the O(n) articulated-body
-        recursion (codegen.recursive) when the bodies form a tree. None (the
-        default) tries it for systems of particles, True for rigid bodies too,
-        False never.
-
     The equations are formed by ``kanes_equations`` or, when bodies were
     given to the constructor, on first use.
 
@@ -115,12 +109,9 @@ class GibbsAppellMethod(KanesMethod):
                  configuration_constraints=None, u_dependent=None,
                  velocity_constraints=None, acceleration_constraints=None,
                  u_auxiliary=None, bodies=None, forcelist=None, explicit_kinematics=True,
-                 kd_eqs_solver='LU', constraint_solver='LU', recursive=None):
-        if recursive not in (None, True, False):
-            raise TypeError(f"recursive must be None, True or False, got {recursive!r}")
+                 kd_eqs_solver='LU', constraint_solver='LU'):
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"An inertial ReferenceFrame must be supplied, got {frame!r}")
-        self._recursive = recursive
         self._inertial = frame
         self.explicit_kinematics = explicit_kinematics
         self._constraint_solver = constraint_solver
@@ -452,13 +443,14 @@ class GibbsAppellMethod(KanesMethod):
         """The run-time constraints on plain symbols (or None)."""
         return None if self._runtime is None else dict(self._runtime)
 
-    def _tree_plain(self):
-        """The bodies as a tree for the O(n) solve (codegen.recursive), or None."""
+    def _tree_plain(self, recursive=None):
+        """The bodies as a tree for the O(n) solve (codegen.recursive), or None.
+        recursive: None for particles only, True for rigid bodies too, False never."""
         from .recursive import tree_of_bodies
         f = self._need_formed()
         rigid = any(b for b in f['ga'].terms if b['w'] is not None)
         if self._runtime is not None or self._nh is not None or self._kin.uas \
-                or self._recursive is False or (rigid and not self._recursive):
+                or recursive is False or (rigid and not recursive):
             return None
         return tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'),
                               list(f['ga'].Q))

@@ -1,26 +1,30 @@
-"""Sources -> built extension: atomic writes, content-hash cache, compile, import.
+"""Sources -> built library: atomic writes, a verified content-hash cache, one compile.
 
 Layout of ``<output_dir>/<name>/``::
 
-    <name>.c, <name>.h      the standalone C (only <math.h>, <stddef.h> needed)
-    <name>_<key>.<suffix>   that C built as a shared library (the name carries
+    <name>.c, <name>.h      the model's C (it needs the runtime's headers,
+                            templates/runtime, to compile)
+    <name>_<key>.so         that C built as a shared library (the name carries
                             the key, so a changed model loads in the same process)
-    manifest.json           names, sizes, key, operation count: what load() needs
+    manifest.json           names, key, options, and the SHA-256 of every file
 
-The shared library is driven by codegen._runtime (Cython, compiled once with
-the package) through C function pointers: a new model costs one C compile.
+The library holds only the model: its functions and its descriptor
+(``<name>_model()``). The runtime that solves and integrates it is compiled
+once, with the package (codegen._runtime), so a new model costs one small
+compile, a direct call of the C compiler.
 
-The key hashes the equations (names, q', M, F), the build flags and the tool
-versions (Python, Cython, the C compiler, codegen). ``generate`` with a key
-already built imports the extension without any further symbolic work.
-Every file is written to a temporary name and moved into place with
-os.replace, and each build happens in a private temporary folder, so two
-processes building the same model at once both succeed and a reader never
-sees half a file.
+The key hashes the emitted sources, the options (codegen.Options), the
+runtime's ABI version and the compiler's identity. A cache hit still forms
+and emits the model (the key is of what would be compiled), but compiles
+nothing. Before a library is loaded its hash is checked against the
+manifest: a damaged or truncated file is rebuilt by ``generate`` and named
+by ``load``, never handed to the dynamic loader. Every file is written to a
+temporary name and moved into place with os.replace, and each build happens
+in a private temporary folder, so two processes building the same model at
+once both succeed and a reader never sees half a file.
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -33,24 +37,16 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-import sympy as sm
-
 from . import __version__
-from .emit import TEMPLATE_DIR, Sources, emit
+from .abi import ABI_VERSION
+from .emit import RUNTIME_DIR, Sources, emit
 from .eom import EquationsOfMotion, equations_of
-from .errors import BuildError
+from .errors import BuildError, CacheError
 from .kernel import build_programs, c_identifier_error
-from .runtime import CompiledModel
+from .options import PORTABLE_FLAGS, Options
 
-__all__ = ["generate", "load", "PORTABLE_FLAGS", "host_flags", "equations_key",
-           "neutral_equations", "compile_library"]
-
-#: -O2: see the README for the flag measurements. -fno-math-errno lets sqrt
-#: compile to one instruction, -g0 drops the debug info Python's own CFLAGS ask
-#: for (it doubles compile time); no -ffast-math, which would break the
-#: isfinite checks of the generated code. These are the flags of code meant
-#: for other machines (an FMU's binary).
-PORTABLE_FLAGS = ("-O2", "-g0", "-fno-math-errno")
+__all__ = ["generate", "load", "PORTABLE_FLAGS", "host_flags", "neutral_equations",
+           "compile_library", "CacheError"]
 
 
 @lru_cache(maxsize=None)
@@ -58,15 +54,25 @@ def _compiler() -> str:
     return (sysconfig.get_config_var("CC") or "cc").split()[0]
 
 
+def _require_compiler() -> str:
+    cc = _compiler()
+    if shutil.which(cc) is None:
+        raise BuildError(
+            f"no C compiler: looked for {cc!r} (Python's configured CC) on the PATH. Install one "
+            f"(Debian/Ubuntu: apt-get install build-essential; Fedora: dnf install gcc; macOS: "
+            f"xcode-select --install) or set the CC environment variable of the build to a "
+            f"compiler's path")
+    return cc
+
+
 @lru_cache(maxsize=None)
 def host_flags() -> tuple:
     """PORTABLE_FLAGS plus -march=native where the compiler takes it, for a
     module built for, and loaded on, this machine: FMA and the vector units of
-    this CPU take 15-20 % off the pendulum's RHS (see the README). Opt-in
+    this CPU take 15-20 % off the pendulum's RHS. Opt-in
     (``generate(..., flags=host_flags())``): contracted multiply-adds change
     the last bits, which decides the branch a mechanism takes through a
-    singular configuration (tests/test_constraints.py shows one that then
-    fails under solve_ivp). The cache key carries this CPU's identity."""
+    singular configuration. The cache key carries this CPU's identity."""
     try:
         out = subprocess.run([_compiler(), "-march=native", "-x", "c", "-c", "-o", os.devnull, "-"],
                              input="int codegen_probe;\n", capture_output=True, text=True,
@@ -91,71 +97,41 @@ def _host_cpu() -> str:
 
 
 @lru_cache(maxsize=None)
-def _toolchain() -> str:
-    import Cython
+def _compiler_identity() -> str:
     cc = _compiler()
     try:
         out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
-        cc_version = out.stdout.splitlines()[0] if out.stdout else cc
+        return out.stdout.splitlines()[0] if out.stdout else cc
     except (OSError, subprocess.SubprocessError):
-        cc_version = f"{cc} (not runnable)"
-    # the templates and the modules that write C are part of the generated code:
-    # a change to either is a new key
-    here = Path(__file__).resolve().parent
-    writers = [here / m for m in ("appell.py", "eom.py", "kernel.py", "recursive.py", "solve.py",
-                                  "emit.py")]
-    templates = hashlib.sha256()
-    for path in sorted(TEMPLATE_DIR.iterdir()) + writers:
-        if path.suffix in (".c", ".h", ".py"):
-            templates.update(path.name.encode() + b"\0" + path.read_bytes())
-    return (f"python {sys.version.split()[0]}; cython {Cython.__version__}; {cc_version}; "
-            f"codegen {__version__}; templates {templates.hexdigest()[:16]}")
+        return f"{cc} (not runnable)"
 
 
-def _digest(expr, memo: dict) -> bytes:
-    """A content digest of an expression tree, each distinct subtree hashed once."""
-    d = memo.get(expr)
-    if d is None:
-        if expr.args:
-            token = type(expr).__name__.encode() + b"(" + b",".join(
-                _digest(a, memo) for a in expr.args) + b")"
-        else:
-            token = f"{type(expr).__name__}:{expr}".encode()
-        d = memo[expr] = hashlib.blake2b(token, digest_size=16).digest()
-    return d
-
-
-def equations_key(eom: EquationsOfMotion, name: str, flags) -> str:
-    """Content hash of the equations, the options and the tool versions.
-
-    The equations are hashed structurally (str() of a large model costs
-    seconds, this walk a fraction of that).
-    """
+def sources_key(sources: Sources, options: Options) -> str:
+    """SHA-256 of the emitted sources, the options, the runtime ABI and the compiler."""
     h = hashlib.sha256()
-    host = _host_cpu() if any(f.startswith(("-march=native", "-mtune=native")) for f in flags) else ""
-    for part in (name, _toolchain(), " ".join(flags), host, repr(eom.state_names),
-                 repr(eom.constant_names), repr(eom.specified_names), str(eom.symmetric)):
-        h.update(part.encode())
-        h.update(b"\0")
-    memo = {}
-    c = eom.constraints
-    extra = [] if c is None else [list(c.A), list(c.B), list(c.Bdot), list(c.S), c.f, list(c.fq)]
-    for group in [eom.q, eom.u, eom.constants, eom.specifieds, eom.qdot, list(eom.M),
-                  list(eom.F)] + extra:
-        for e in group:
-            h.update(_digest(sm.sympify(e), memo))
-        h.update(b"\0")
-    for item in eom.intermediates:
-        h.update(_digest(item.symbol, memo) + _digest(item.expr, memo) + item.name.encode())
+    native = any(f.startswith(("-march=native", "-mtune=native")) for f in options.flags)
+    for part in (f"abi {ABI_VERSION}", _compiler_identity(), options.key(),
+                 _host_cpu() if native else ""):
+        h.update(part.encode() + b"\0")
+    for fname in sorted(sources.files):
+        h.update(fname.encode() + b"\0" + sources.files[fname].encode() + b"\0")
     return h.hexdigest()
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, data) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)          # mkstemp makes 0600; these are ordinary sources
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
+        os.chmod(tmp, 0o644)          # mkstemp makes 0600; these are ordinary files
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -163,8 +139,27 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def _check_name(name: str) -> None:
+#: files shipped beside a model (the runtime, the FMI headers): a model may not take their names
+_SHIPPED = frozenset({p.stem for p in RUNTIME_DIR.iterdir()}
+                     | {"fmi2Functions", "fmi2FunctionTypes", "fmi2TypesPlatform"})
+_MAX_NAME = 64
+
+
+def model_name_error(name) -> str | None:
+    """Why name cannot name a model (its files, C functions and folder), or None."""
     why = c_identifier_error(name)
+    if why:
+        return why
+    if len(name) > _MAX_NAME:
+        return f"{name[:20]!r}... has {len(name)} characters, more than {_MAX_NAME}"
+    if name.startswith("cg_") or name in _SHIPPED:
+        return (f"{name!r} is taken by the files shipped beside a model (the runtime's cg_*, "
+                f"the FMI headers)")
+    return None
+
+
+def _check_name(name: str) -> None:
+    why = model_name_error(name)
     if why:
         raise ValueError(f"model name: {why}")
 
@@ -180,89 +175,110 @@ def _prepare_dir(output_dir, name: str) -> Path:
     return target
 
 
-def checked_flags(flags) -> tuple:
-    """flags as a tuple of strings (PORTABLE_FLAGS for None); a single string
-    is refused, since it would be taken letter by letter."""
-    if flags is None:
-        return tuple(PORTABLE_FLAGS)
-    if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
-        raise TypeError(f"flags must be a sequence of strings (one flag each), got {flags!r}")
-    return tuple(flags)
+def _shared_suffix() -> str:
+    return ".dll" if sys.platform == "win32" else ".so"
 
 
-def compile_library(files: dict, c_sources: list, module: str, flags, target: Path,
-                    include_dirs=(), what: str = "model") -> Path:
+def compile_library(files: dict, c_sources: list, library: str, flags, target: Path,
+                    include_dirs=(), what: str = "model", failed_dir: Path | None = None) -> Path:
     """Build C sources as a shared library in a private folder under target.
 
     files: name -> text written into the folder first. Returns the library's
     path inside that folder (the caller moves it and removes the folder with
     ``shutil.rmtree(path.parent)``). A failed build raises BuildError with the
-    compiler's output and leaves the sources in ``target/failed-build``.
+    compiler's output and leaves the sources in failed_dir (default
+    ``target/failed-build``), which outlives the call.
     """
+    cc = _require_compiler()
     build = Path(tempfile.mkdtemp(dir=target, prefix=".build-"))
     try:
         for fname, text in files.items():
             (build / fname).write_text(text)
-        spec = dict(module=module, sources=list(c_sources),
-                    include_dirs=["."] + [str(d) for d in include_dirs],
-                    build_dir=".", extra_compile_args=list(flags))
-        (build / "spec.json").write_text(json.dumps(spec))
-        # run by path, not with -m: importing the codegen package would import SymPy
-        proc = subprocess.run([sys.executable, str(Path(__file__).with_name("_buildext.py")),
-                               "spec.json"], capture_output=True, text=True, cwd=build)
+        out = library + _shared_suffix()
+        cmd = [cc, *flags, "-shared", "-fPIC", *[f"-I{d}" for d in include_dirs], "-o", out,
+               *c_sources, "-lm"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
         if proc.returncode != 0:
-            failed = target / "failed-build"
+            failed = failed_dir or target / "failed-build"
             shutil.rmtree(failed, ignore_errors=True)
-            os.replace(build, failed)
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(build), str(failed))
             log = (proc.stdout + proc.stderr).strip()
-            raise BuildError(f"compiling {what} failed; sources in {failed}\n{log}")
-        return build / json.loads(proc.stdout.strip().splitlines()[-1])["outputs"][0]
+            raise BuildError(f"compiling {what} failed ({' '.join(cmd)}); sources in {failed}\n"
+                             f"{log}")
+        return build / out
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
         raise
 
 
-def _compile(sources: Sources, target: Path, module: str, flags) -> Path:
-    """The model's C as a shared library in target."""
-    built = compile_library(sources.files, [f"{sources.name}.c"], module, flags, target,
-                            what=f"model {sources.name!r}")
+def _read_manifest(folder: Path) -> dict:
+    path = folder / "manifest.json"
     try:
-        final = target / built.name
-        os.replace(built, final)
-        return final
-    finally:
-        shutil.rmtree(built.parent, ignore_errors=True)
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{folder} holds no generated model (no manifest.json)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CacheError(f"the manifest {path} is damaged ({exc}): regenerate the model") from None
+    if not isinstance(manifest, dict) or not {"name", "extension", "files"} <= set(manifest):
+        raise CacheError(f"the manifest {path} is not one of this codegen version: regenerate "
+                         f"the model")
+    return manifest
 
 
-def load(path) -> CompiledModel:
-    """Load an already generated model from its folder (no SymPy work)."""
+def _verify(folder: Path, manifest: dict) -> None:
+    """Every file the manifest lists is there with its recorded SHA-256."""
+    for fname, digest in sorted(manifest["files"].items()):
+        path = folder / fname
+        if not path.is_file():
+            raise CacheError(f"{path} of model {manifest['name']!r} is missing")
+        if _sha256(path) != digest:
+            raise CacheError(f"{path} of model {manifest['name']!r} does not match its manifest "
+                             f"(damaged or truncated): regenerate the model")
+
+
+def load(path):
+    """Load an already generated model from its folder (no SymPy work).
+
+    The files are checked against the manifest's hashes first; a library built
+    for another runtime ABI, or without a descriptor, is refused with a
+    message that says so."""
+    from .runtime import CompiledModel
     folder = Path(path)
     if folder.is_file():
         folder = folder.parent
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{folder} holds no generated model (no manifest.json)") from None
-    lib_path = folder / manifest["extension"]
-    if not lib_path.is_file():
-        raise FileNotFoundError(f"the library {lib_path} of model {manifest['name']!r} is missing")
-    return CompiledModel(ctypes.CDLL(str(lib_path)), manifest, folder)
+    manifest = _read_manifest(folder)
+    _verify(folder, manifest)
+    return CompiledModel.from_library(folder / manifest["extension"], manifest, folder)
 
 
 def _cached(target: Path, key: str):
+    """The model in target if it is the one for key and intact, else None (rebuild)."""
     try:
-        manifest = json.loads((target / "manifest.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        manifest = _read_manifest(target)
+        if manifest.get("key") != key:
+            return None
+        return load(target)
+    except (FileNotFoundError, CacheError, ImportError):
         return None
-    if manifest.get("key") != key or not (target / manifest["extension"]).is_file():
-        return None
-    return load(target)
 
 
-def neutral_equations(eom, name: str, constants=None, specifieds=None) -> EquationsOfMotion:
+def _remove_old_libraries(target: Path, name: str, keep: str) -> None:
+    """Libraries of earlier builds of this model (a process that loaded one keeps it)."""
+    for old in target.glob(f"{name}_*{_shared_suffix()}"):
+        if old.name != keep:
+            try:
+                old.unlink()
+            except OSError:
+                pass
+
+
+def neutral_equations(eom, name: str, constants=None, specifieds=None,
+                      recursive=None) -> EquationsOfMotion:
     """The checked neutral equations of eom for a model called name (no file is touched)."""
     _check_name(name)
-    eq = eom if isinstance(eom, EquationsOfMotion) else equations_of(eom, constants, specifieds)
+    eq = eom if isinstance(eom, EquationsOfMotion) else equations_of(eom, constants, specifieds,
+                                                                      recursive)
     if not eq.u:
         raise ValueError(f"model {name!r} has no speeds: there is nothing to integrate")
     for kind, names in (("state", eq.state_names), ("constant", eq.constant_names),
@@ -274,15 +290,25 @@ def neutral_equations(eom, name: str, constants=None, specifieds=None) -> Equati
     return eq
 
 
+def model_sources(eom, name: str, constants=None, specifieds=None,
+                  options: Options = Options()) -> tuple:
+    """(neutral equations, Sources) of a model: everything short of compiling."""
+    eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
+    sources = emit(build_programs(eq, options.unrolled_limit), eq, name, options.rank_rtol)
+    return eq, sources
+
+
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
-             flags=None, force: bool = False, rank_rtol: float = 1e-9) -> CompiledModel:
-    """Generate, compile and import the dynamics of a formed model.
+             flags=None, force: bool = False, rank_rtol: float = 1e-9, recursive=None,
+             unrolled_limit: int = 8000):
+    """Generate, compile and load the dynamics of a formed model.
 
     Parameters
     ----------
     eom : GibbsAppellMethod, KanesMethod (formed) or EquationsOfMotion
     name : str
-        A C identifier; names the files, the C functions and the folder.
+        A C identifier of at most 64 characters; names the files, the C
+        functions and the folder.
     constants : list of Symbols, optional
         The order of p. Default: the equations' free symbols sorted by name.
     specifieds : list of functions of time, optional
@@ -290,44 +316,51 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         (and their derivatives, named ``<f>_d``), sorted by name.
     output_dir : path
         Parent folder; the model goes to ``output_dir/name/``.
-    flags : sequence of str, optional
-        C compiler flags (part of the cache key). Default: ``PORTABLE_FLAGS``;
-        ``host_flags()`` adds ``-march=native`` where the compiler takes it.
     force : bool
         Rebuild even if the cache has this model.
-    rank_rtol : float
-        Run-time constraints only: singular values of A below rank_rtol times
-        the largest count as zero (the rank decision of the SVD elimination).
+    flags, rank_rtol, recursive, unrolled_limit
+        The code-generation options (see :class:`codegen.options.Options`);
+        flags default to ``PORTABLE_FLAGS``, ``host_flags()`` adds -march=native.
 
     Returns
     -------
     CompiledModel
-        With ``rhs``, ``mass_matrix``, ``forcing``, ``states``, ``constants``,
-        ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
+        With ``rhs``, ``mass_matrix``, ``forcing``, ``simulate``, ``states``,
+        ``constants``, ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
     """
-    flags = checked_flags(flags)
+    options = Options(flags=PORTABLE_FLAGS if flags is None else flags, rank_rtol=rank_rtol,
+                      recursive=recursive, unrolled_limit=unrolled_limit)
     t0 = time.perf_counter()
-    eq = neutral_equations(eom, name, constants, specifieds)
+    eq, sources = model_sources(eom, name, constants, specifieds, options)
     target = _prepare_dir(output_dir, name)
-    key = equations_key(eq, name, flags + (f"rank_rtol={rank_rtol!r}",))
+    key = sources_key(sources, options)
     if not force:
         hit = _cached(target, key)
         if hit is not None:
             return hit
-    sources = emit(build_programs(eq), eq, name, key, rank_rtol=rank_rtol)
     t_gen = time.perf_counter() - t0
-    module = f"{name}_{key[:16]}"
-    ext_path = _compile(sources, target, module, flags)
+    library = f"{name}_{key[:16]}"
+    built = compile_library(sources.files, [f"{name}.c"], library, options.flags, target,
+                            include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
+    try:
+        final = target / built.name
+        os.replace(built, final)
+    finally:
+        shutil.rmtree(built.parent, ignore_errors=True)
     t_build = time.perf_counter() - t0 - t_gen
     for fname, text in sources.files.items():
         _atomic_write(target / fname, text)
-    manifest = dict(name=name, module=module, extension=ext_path.name, key=key,
+    digests = {fname: hashlib.sha256(text.encode()).hexdigest()
+               for fname, text in sources.files.items()}
+    digests[final.name] = _sha256(final)
+    manifest = dict(name=name, extension=final.name, key=key, abi=ABI_VERSION,
                     states=eq.state_names, constants=eq.constant_names,
                     specifieds=eq.specified_names, nq=eq.nq, nu=eq.nu,
                     symmetric=eq.symmetric, operation_count=sources.operation_count,
                     solver=sources.solver, mass_failure=sources.mass_failure,
-                    nc=sources.nc, nh=sources.nh, rank_rtol=rank_rtol,
-                    flags=list(flags), toolchain=_toolchain(), origin=eq.origin,
+                    nc=sources.nc, nh=sources.nh, options=options.key(),
+                    codegen=__version__, origin=eq.origin, files=digests,
                     seconds_generate=round(t_gen, 3), seconds_compile=round(t_build, 3))
     _atomic_write(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")
+    _remove_old_libraries(target, name, final.name)
     return load(target)

@@ -1,12 +1,19 @@
-"""Program -> C sources, rendered from the templates in templates/.
+"""Programs -> C sources: plain data rendered by the Jinja2 templates in templates/.
 
-The emitter knows nothing of frames or bodies: it prints a
-:class:`~codegen.kernel.Program`. Integer powers become multiplications
-(``x*x``, ``cg_sq(expr)``, ``cg_powi`` for larger exponents), never ``pow``.
+The emitter knows nothing of frames or bodies: it turns each
+:class:`~codegen.kernel.Program` into a function's data (parameters, input
+reads, statements as C expression strings, sin/cos pairs) and lets
+``model.c.j2`` / ``model.h.j2`` write the C, with StrictUndefined (a name
+the template uses and the data lacks is an error, never an empty string).
+Integer powers become multiplications (``x*x``, ``cg_sq(expr)``,
+``cg_powi`` for larger exponents), never ``pow``.
+
+A model's C holds only its own functions and its descriptor (cg_model.h);
+the solve, the constraint elimination and the integrators are the runtime's
+(templates/runtime), compiled once.
 """
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,24 +25,45 @@ from . import __version__
 from .eom import EquationsOfMotion
 from .kernel import Program
 
-__all__ = ["Sources", "emit", "template", "c_function", "TEMPLATE_DIR"]
+__all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "runtime_sources"]
 
 
 def _template_dir() -> Path:
     """templates/ of a source checkout, else the installed codegen.templates."""
     here = Path(__file__).resolve().parent
     for candidate in (here.parent / "templates", here / "templates"):
-        if (candidate / "model.c").is_file():
+        if (candidate / "model.c.j2").is_file():
             return candidate
     raise FileNotFoundError("codegen's templates/ folder is missing from the installation")
 
 
 TEMPLATE_DIR = _template_dir()
+RUNTIME_DIR = TEMPLATE_DIR / "runtime"
+
+
+def runtime_sources() -> dict:
+    """The runtime's files (name -> text), for a standalone export or an FMU."""
+    return {p.name: p.read_text() for p in sorted(RUNTIME_DIR.iterdir())
+            if p.suffix in (".c", ".h")}
+
+
+def _comment(text) -> str:
+    """text safe inside a C comment."""
+    return str(text).replace("*/", "* /").replace("/*", "/ *")
 
 
 @lru_cache(maxsize=None)
-def template(name: str) -> string.Template:
-    return string.Template((TEMPLATE_DIR / name).read_text())
+def _environment():
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), undefined=StrictUndefined,
+                      keep_trailing_newline=True, autoescape=False)
+    env.filters["comment"] = _comment
+    return env
+
+
+def render(template: str, **data) -> str:
+    """A template of templates/ rendered with data (a missing name is an error)."""
+    return _environment().get_template(template).render(**data)
 
 
 class _Printer(C99CodePrinter):
@@ -109,13 +137,6 @@ class Sources:
     nh: int = 0           # of which from configuration constraints
 
 
-def _quoted(names):
-    return " ".join(f'"{n}",' for n in names)
-
-
-_SIGNATURE = "double t, const double *x, const double *p, const double *r"
-
-
 def _trig_plan(program: Program) -> dict:
     """The sin/cos pairs to compute before each statement (temporaries, then
     output entries, numbered in that order): {statement: [[arg] or [arg, arg]]}.
@@ -147,135 +168,100 @@ def _trig_plan(program: Program) -> dict:
     return plan
 
 
-def _sincos_lines(printer: _Printer, groups: list) -> list:
-    lines = []
-    for group in groups:
-        ks = []
-        for arg in group:
-            ks.append(len(printer.trig))
-            printer.trig[arg] = ks[-1]
-        lines.append("    double " + ", ".join(f"cg_s{k}, cg_c{k}" for k in ks) + ";")
-        args = ", ".join(printer.doprint(a) for a in group)
-        outs = ", ".join(f"&cg_s{k}, &cg_c{k}" for k in ks)
-        lines.append(f"    cg_sincos{'2' if len(ks) == 2 else ''}({args}, {outs});")
-    return lines
+#: each kind of generated function: the arrays it reads and writes (cg_model.h's typedefs)
+_READ = ["double t", "const double *x", "const double *p", "const double *r"]
+_KINDS = {
+    "eval": (_READ, ["qd", "M", "F", "A", "Bd", "S"]),
+    "tree": (_READ, ["qd", "ud", "D"]),
+    "ldl": (["const double *M"], ["F", "D"]),
+    "position": (_READ, ["f", "fq"]),
+    "velocity": (_READ, ["A", "B"]),
+}
 
 
-def c_function(name: str, program: Program, comment: str, signature: str = _SIGNATURE) -> str:
-    """A static C function that evaluates one program into its output arrays
-    (inputs are all read before any output is written, so an array may be both)."""
+def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
+    """One function's data for model.c.j2. All inputs are read before any
+    output is written, so an array may be both (the unrolled solve's F)."""
     printer = _Printer(program.names)
-    c_expression = printer.doprint
-    read = {part.split("*")[-1].strip() for part in signature.split(",")}
-    args = ", ".join(f"double *{array}" for array, _ in program.outputs if array not in read)
-    lines = [f"/* {comment} */", f"static void {name}({signature}{', ' if args else ''}{args})",
-             "{"]
-    if signature == _SIGNATURE:
-        lines.append("    (void)t; (void)x; (void)p; (void)r;")
-    for inp in program.inputs:
-        lines.append(f"    const double {inp.name} = {inp.array}[{inp.index}];  /* {inp.label} */")
-    if program.temporaries:
-        lines.append("    /* common subexpressions */")
+    reads, writes = _KINDS[kind]
+    written = {array for array, _ in program.outputs}
+    read_names = [r.split("*")[-1].split()[-1] for r in reads]
+    parameters = reads + [f"double *{a}" for a in writes if a not in read_names]
+    unused = [n for n in read_names if kind != "ldl"] + [a for a in writes if a not in written]
+    if kind == "ldl":        # F is read through the inputs and written as the output
+        parameters = ["const double *M", "double *F", "double *D"]
     plan = _trig_plan(program)
-    k = 0
+
+    def sincos(k):
+        groups = []
+        for group in plan.get(k, []):
+            ks = []
+            for arg in group:
+                ks.append(len(printer.trig))
+                printer.trig[arg] = ks[-1]
+            groups.append(dict(declare=", ".join(f"cg_s{i}, cg_c{i}" for i in ks),
+                               args=[printer.doprint(a) for a in group],
+                               outputs=[f"&cg_{c}{i}" for i in ks for c in "sc"]))
+        return groups
+    statements, k = [], 0
     for sym, expr in program.temporaries:
-        lines += _sincos_lines(printer, plan.get(k, []))
-        lines.append(f"    const double {c_expression(sym)} = {c_expression(expr)};")
+        groups = sincos(k)
+        statements.append(dict(sincos=groups, header="", lhs=f"const double {printer.doprint(sym)}",
+                               rhs=printer.doprint(expr)))
         k += 1
     for array, exprs in program.outputs:
-        lines.append(f"    /* {array} */")
         for i, e in enumerate(exprs):
-            lines += _sincos_lines(printer, plan.get(k, []))
-            lines.append(f"    {array}[{i}] = {c_expression(e)};")
+            groups = sincos(k)
+            statements.append(dict(sincos=groups, header=array if i == 0 else "",
+                                   lhs=f"{array}[{i}]", rhs=printer.doprint(e)))
             k += 1
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    inputs = [dict(cname=i.name, array=i.array, index=i.index, label=_comment(i.label))
+              for i in program.inputs]
+    return dict(symbol=symbol, comment=_comment(comment), parameters=parameters, unused=unused,
+                inputs=inputs, temporaries=bool(program.temporaries), statements=statements)
 
 
-def emit(programs: dict, eom: EquationsOfMotion, name: str, key: str = "",
-         rank_rtol: float = 1e-9) -> Sources:
-    """Render <name>.c and <name>.h from the programs of kernel.build_programs."""
-    main = programs["eval"]
+def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9) -> Sources:
+    """<name>.c and <name>.h from the programs of kernel.build_programs."""
     c = eom.constraints
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"
-    functions = [c_function(f"{name}_eval", main,
+    functions = [_function("eval", f"{name}_eval", programs["eval"],
                            f"q' into qd, the mass matrix into M ({layout}), F into F"
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
                               " term into S (A u' = B' + S)" if c else "") + ": one pass")]
-    if "position" in programs:
-        functions.append(c_function(f"{name}_eval_position", programs["position"],
-                                   "configuration constraints f(q, t) and their Jacobian f_q"))
-    if "velocity" in programs:
-        functions.append(c_function(f"{name}_eval_velocity", programs["velocity"],
-                                   "A and B of the constraints A u = B"))
-    tree = programs.get("tree")
-    if tree is not None:
-        functions.append(c_function(f"{name}_tree", tree,
-                                    "q' into qd and u' into ud by the articulated-body recursion "
-                                    "(codegen.recursive), the pivots into D"))
-    solve = programs.get("solve")
-    if solve is not None:
-        functions.append(c_function(f"{name}_ldl", solve,
-                                   "M u' = F by L D L^T, unrolled over M's structural nonzeros: "
-                                   "u' into F, the pivots into D", "const double *M, double *F"))
+    pointers = {"eval": f"{name}_eval", "tree": "0", "ldl": "0", "position": "0", "velocity": "0"}
+    for kind, key, comment in (
+            ("position", "position", "configuration constraints f(q, t) and their Jacobian f_q"),
+            ("velocity", "velocity", "A and B of the constraints A u = B"),
+            ("tree", "tree", "q' into qd and u' into ud by the articulated-body recursion "
+                             "(codegen.recursive), the pivots into D"),
+            ("ldl", "solve", "M u' = F by L D L^T, unrolled over M's structural nonzeros: "
+                             "u' into F, the pivots into D")):
+        if key in programs:
+            functions.append(_function(kind, f"{name}_{kind}", programs[key], comment))
+            pointers[kind] = f"{name}_{kind}"
+    tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items() if k not in ("solve", "tree"))
-    solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree is not None
-              else "unrolled LDL^T of the symmetric positive definite M" if solve is not None
+    solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
+              else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
               else "LU with partial pivoting")
     if c:
         solver = "SVD null-space elimination of the constraints, then " + solver
+    flags = [f for f, on in (("CG_SYMMETRIC", eom.symmetric), ("CG_TREE", tree),
+                             ("CG_UNROLLED", solve)) if on]
+    data = dict(
+        name=name, NAME=name.upper(), version=__version__, origin=_comment(eom.origin or "a SymPy model"),
+        nq=eom.nq, nu=eom.nu, nc=c.nc if c else 0, nh=c.nh if c else 0,
+        nm=eom.nu * (eom.nu + 1) // 2 if eom.symmetric else eom.nu * eom.nu,
+        state_names=eom.state_names, constant_names=eom.constant_names,
+        specified_names=eom.specified_names, solver=solver, operation_count=ops,
+        flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
+        functions=functions,
+        pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity")])
+    files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
-    nq, nu = eom.nq, eom.nu
-    fields = dict(
-        name=name, NAME=name.upper(), version=__version__,
-        origin=eom.origin or "a SymPy model",
-        nq=nq, nu=nu, nx=nq + nu, np=len(eom.constants), nr=len(eom.specifieds),
-        nm=nu * (nu + 1) // 2 if eom.symmetric else nu * nu, mass_layout=layout,
-        state_list=", ".join(eom.state_names) or "(none)",
-        constant_list=", ".join(eom.constant_names) or "(none)",
-        specified_list=", ".join(eom.specified_names) or "(none)",
-        state_names=_quoted(eom.state_names), constant_names=_quoted(eom.constant_names),
-        specified_names=_quoted(eom.specified_names),
-        solver=solver, mass_failure=mass_failure, operation_count=ops,
-        eval_functions="\n".join(functions), key=key,
-        nc=c.nc if c else 0, nh=c.nh if c else 0, rank_rtol=repr(float(rank_rtol)),
-        solve_call=(f"{name}_solve_unrolled(M, F)" if solve is not None
-                    else f"{name}_cholesky_solve({name.upper()}_NU, M, F, work)" if eom.symmetric
-                    else f"{name}_solve_mass(M, F)"),
-    )
-    # lu.c serves the Rosenbrock integrator (and a non-symmetric mass matrix)
-    linalg = [template("lu.c")]
-    if eom.symmetric:
-        linalg += [template("packed.c")] + ([] if solve or tree else [template("cholesky.c")])
-    else:
-        linalg.append(template("mass_full.c"))
-    if c:
-        linalg.append(template("svd.c"))
-        fields["eval_extra_decl"] = (f"    double A[{name.upper()}_NC * {name.upper()}_NU], "
-                                     f"Bd[{name.upper()}_NC], S[{name.upper()}_NC];\n")
-        fields["eval_extra_args"] = ", A, Bd, S"
-        fields["rhs_source"] = template("constrained.c").substitute(fields)
-        fields["constraint_api"] = template("constrained.h").substitute(fields)
-    else:
-        fields["eval_extra_decl"] = ""
-        fields["eval_extra_args"] = ""
-        fields["rhs_source"] = template("rhs_tree.c" if tree else "rhs.c").substitute(fields)
-        fields["constraint_api"] = f"#define {name.upper()}_NC 0   /* no run-time constraints */\n"
-    fields["trig_source"] = template("trig.c").template
-    fields["linalg_source"] = "\n".join(t.substitute(fields) for t in linalg)
-    fields["solve_source"] = template("ldl.c").substitute(fields) if solve is not None else ""
-    fields["integrator_api"] = template("integrators.h").substitute(fields)
-    # explicit methods and the shared parts, the Rosenbrock family, BDF (which
-    # uses the Rosenbrock family's Jacobian and LU), then integrate_to over all
-    fields["integrators_source"] = "\n".join(
-        template(t).substitute(fields) for t in ("integrators.c", "rosenbrock.c", "bdf.c",
-                                                 "integrate.c"))
-    files = {
-        f"{name}.h": template("model.h").substitute(fields),
-        f"{name}.c": template("model.c").substitute(fields),
-    }
     return Sources(name=name, files=files, operation_count=ops, solver=solver,
-                   mass_failure=mass_failure, nc=fields["nc"], nh=fields["nh"])
+                   mass_failure=mass_failure, nc=data["nc"], nh=data["nh"])

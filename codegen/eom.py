@@ -60,12 +60,12 @@ class Constraints:
         return self.A.rows
 
 
-_UNSET = object()
-
-
-@dataclass
+@dataclass(frozen=True)
 class EquationsOfMotion:
-    """M(x, p, r, t) u' = F(x, p, r, t), q' = qdot(x, p, r, t), on plain symbols."""
+    """M(x, p, r, t) u' = F(x, p, r, t), q' = qdot(x, p, r, t), on plain symbols.
+
+    A frozen value: the formulation's results as expressions and names, with
+    nothing that calls back into it."""
     q: list                    # plain symbols of the coordinates
     u: list                    # plain symbols of the speeds the state carries
     qdot: list                 # expressions
@@ -83,20 +83,8 @@ class EquationsOfMotion:
     # codegen.constraints.Intermediate, in order: symbols the expressions use that
     # the generated code computes first (the dependent speeds and their solve)
     intermediates: list = field(default_factory=list)
-    # recursive.Tree (bodies as a tree, for the O(n) solve) or None: found on
-    # first use by tree_source(), so that a cache hit does not pay for it
-    tree_source: object = field(default=None, repr=False)
-    _tree: object = field(default=_UNSET, repr=False)
-
-    @property
-    def tree(self):
-        if self._tree is _UNSET:
-            self._tree = self.tree_source() if self.tree_source is not None else None
-        return self._tree
-
-    @tree.setter
-    def tree(self, value):
-        self._tree = value
+    # recursive.Tree: the bodies as a tree for the O(n) solve, or None
+    tree: object = field(default=None, repr=False)
 
     @property
     def nq(self):
@@ -154,7 +142,7 @@ def _stabilized(c: Constraints, u) -> Constraints:
 
 
 def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-            constraints=None, intermediates=()):
+            constraints=None, intermediates=(), tree=None):
     memo = {}
     M = M.applyfunc(lambda e: pythagoras(e, memo))
     F = F.applyfunc(lambda e: pythagoras(e, memo))
@@ -198,15 +186,20 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         constants=constants, specifieds=specifieds,
         state_names=names, constant_names=[str(c) for c in constants],
         specified_names=[_name(s) for s in specifieds], origin=origin,
-        constraints=constraints, intermediates=list(intermediates))
+        constraints=constraints, intermediates=list(intermediates), tree=tree)
 
 
-def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
-    """The neutral equations of a formed GibbsAppellMethod or KanesMethod-like object."""
+def equations_of(method, constants=None, specifieds=None, recursive=None) -> EquationsOfMotion:
+    """The neutral equations of a formed GibbsAppellMethod or KanesMethod-like object.
+
+    recursive (codegen.Options): whether to look for a tree of bodies (None: of
+    particles, True: of rigid bodies too, False: not at all)."""
     constraints = None
     intermediates = []
+    tree = None
     if hasattr(method, "_equations_plain"):
         q, u, qdot, M, F, intermediates = method._equations_plain()
+        tree = method._tree_plain(recursive)
         raw = method._constraints_plain()
         if raw is not None:
             constraints = Constraints(**raw)
@@ -246,8 +239,5 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     names = qnames + unames
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
-    eq = _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-                 constraints, intermediates)
-    if hasattr(method, "_tree_plain"):
-        eq.tree_source = method._tree_plain
-    return eq
+    return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
+                   constraints, intermediates, tree)

@@ -1,6 +1,6 @@
 """Exceptions of the generated modules and of the build."""
 
-__all__ = ["DynamicsError", "ConvergenceError", "BuildError"]
+__all__ = ["DynamicsError", "ConvergenceError", "BuildError", "CacheError"]
 
 
 class DynamicsError(ArithmeticError):
@@ -13,3 +13,8 @@ class BuildError(RuntimeError):
 
 class ConvergenceError(DynamicsError):
     """An iteration (e.g. project onto the constraints) did not converge."""
+
+
+class CacheError(OSError):
+    """A generated model's files do not match its manifest (damaged, truncated,
+    or built for another runtime): regenerate the model."""

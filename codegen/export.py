@@ -1,10 +1,14 @@
 """Standalone C and FMI 2.0 FMUs (Model Exchange and Co-Simulation) of a model.
 
 Both carry the very C that ``generate`` compiles for Python (the same
-rendering of the same templates), so the three never drift apart.
+rendering of the same templates) and, beside it, the runtime's sources as
+plain files (templates/runtime): the model is its descriptor, the runtime
+drives it. Several models' C link into one program with one copy of the
+runtime.
 """
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -13,43 +17,57 @@ import zipfile
 from pathlib import Path
 
 from . import __version__
-from ._runtime import METHODS
-from .build import (PORTABLE_FLAGS, _atomic_write, _prepare_dir, checked_flags, compile_library,
-                    equations_key, neutral_equations)
-from .emit import TEMPLATE_DIR, emit, template
-from .kernel import build_programs
+from .abi import METHODS
+from .build import _prepare_dir, _shared_suffix, compile_library, model_sources, sources_key
+from .emit import RUNTIME_DIR, TEMPLATE_DIR, render, runtime_sources
+from .options import PORTABLE_FLAGS, Options
 
-__all__ = ["export_c", "export_fmu"]
+__all__ = ["export_c", "export_fmu", "CS_METHODS"]
 
 
-def _sources(eom, name, constants, specifieds, rank_rtol):
-    eq = neutral_equations(eom, name, constants, specifieds)
-    key = equations_key(eq, name, (f"rank_rtol={rank_rtol!r}",))
-    return eq, key, emit(build_programs(eq), eq, name, key, rank_rtol=rank_rtol)
+def _write_all(target: Path, files: dict) -> None:
+    """Every file or none: all are written to temporary names first, then moved in."""
+    temps = {}
+    try:
+        for fname, text in files.items():
+            fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{fname}.", suffix=".tmp")
+            temps[fname] = tmp
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o644)
+    except BaseException:
+        for tmp in temps.values():
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+    for fname, tmp in temps.items():
+        os.replace(tmp, target / fname)
 
 
 def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=None,
-             rank_rtol: float = 1e-9, driver: bool = True) -> Path:
-    """Write a self-contained C99 library of the model: ``<name>.h``, ``<name>.c``.
+             rank_rtol: float = 1e-9, driver: bool = True, recursive=None) -> Path:
+    """Write a self-contained C99 library of the model into ``output_dir/name``.
 
-    The header documents the ABI (sizes as ``<NAME>_NQ`` ... macros,
-    ``<name>_rhs``, ``<name>_mass_matrix``, ``<name>_forcing``, the name
-    tables, the constraint functions of a constrained model); the code is
-    reentrant (no globals but constant name tables, no static buffers, no
-    allocation) and needs only <math.h> and <stddef.h>. With ``driver=True`` also
-    ``<name>_driver.c``, a fixed-step RK4 example program that prints a
-    trajectory (its usage is at its top). Returns the folder
-    ``output_dir/name``. Nothing is written if the model is refused.
+    Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
+    descriptor ``<name>_model()``), the runtime (``cg_runtime.h`` with its
+    API: cg_rhs, cg_mass_matrix, the integrators; ``cg_model.h``, the
+    descriptor's type; ``cg_*.c``), and with ``driver=True``
+    ``<name>_driver.c``, a fixed-step RK4 example program (its usage is at
+    its top). Compile everything together: ``cc -O2 *.c -lm``. The code is
+    reentrant (no globals but constant tables, no static buffers, no
+    allocation). All files are written or none; nothing is written if the
+    model is refused. Returns the folder.
     """
-    eq, key, sources = _sources(eom, name, constants, specifieds, rank_rtol)
+    options = Options(rank_rtol=rank_rtol, recursive=recursive)
+    eq, sources = model_sources(eom, name, constants, specifieds, options)
     target = _prepare_dir(output_dir, name)
     files = dict(sources.files)
+    files.update(runtime_sources())
     if driver:
-        files[f"{name}_driver.c"] = template("driver.c").substitute(
-            name=name, NAME=name.upper(), nx=eq.nq + eq.nu, np=len(eq.constants),
-            nr=len(eq.specifieds))
-    for fname, text in files.items():
-        _atomic_write(target / fname, text)
+        files[f"{name}_driver.c"] = render("driver.c.j2", name=name, NAME=name.upper(),
+                                           nx=eq.nq + eq.nu, np=len(eq.constants),
+                                           nr=len(eq.specifieds))
+    _write_all(target, files)
     return target
 
 
@@ -75,7 +93,8 @@ def _model_description(eq, name, guid, start, doc) -> bytes:
                            canInterpolateInputs="false", maxOutputDerivativeOrder="0"))
     for kind in kinds:
         files = ET.SubElement(kind, "SourceFiles")
-        for f in (f"{name}.c", f"{name}_fmi2.c"):
+        for f in [f"{name}.c", f"{name}_fmi2.c"] + sorted(
+                p.name for p in RUNTIME_DIR.glob("cg_*.c")):
             ET.SubElement(files, "File", name=f)
     ET.SubElement(root, "DefaultExperiment", startTime="0", stopTime="1")
     variables = ET.SubElement(root, "ModelVariables")
@@ -107,69 +126,93 @@ def _model_description(eq, name, guid, start, doc) -> bytes:
 
 
 def _start_values(eq, start_values):
-    """Start values per array from a {name: value} dict (states 0, constants 1, inputs 0)."""
+    """Start values per array from a {name: value} dict (states 0, constants 1, inputs 0);
+    each a finite number, else a ValueError that names the variable."""
     start_values = dict(start_values or {})
     known = set(eq.state_names) | set(eq.constant_names) | set(eq.specified_names)
     unknown = sorted(set(start_values) - known)
     if unknown:
         raise ValueError(f"start_values names {unknown}, which are neither states, constants "
                          f"nor specifieds of the model")
-    return dict(x=[float(start_values.get(n, 0.0)) for n in eq.state_names],
-                p=[float(start_values.get(n, 1.0)) for n in eq.constant_names],
-                r=[float(start_values.get(n, 0.0)) for n in eq.specified_names])
+
+    def value(n, default):
+        v = start_values.get(n, default)
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"start value of {n!r} must be a number, got {v!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"start value of {n!r} must be finite, got {v!r}")
+        return v
+    return dict(x=[value(n, 0.0) for n in eq.state_names],
+                p=[value(n, 1.0) for n in eq.constant_names],
+                r=[value(n, 0.0) for n in eq.specified_names])
 
 
 #: integrators a Co-Simulation FMU can run in fmi2DoStep: simulate's adaptive ones
 CS_METHODS = tuple(m for m in METHODS if m != "rk4")
 
 
+def _platform() -> str:
+    import platform
+    import sys
+    bits = "64" if sys.maxsize > 2**32 else "32"
+    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}[platform.system()]
+    return system + bits
+
+
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
                start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS,
-               method: str = "dopri5", tolerance: float = 1e-8) -> Path:
+               method: str = "dopri5", tolerance: float = 1e-8, recursive=None) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
     Co-Simulation, and return its path.
 
-    Co-Simulation runs the model's own C integrator in ``fmi2DoStep``:
-    ``method`` (one of 'dopri5', 'bdf' for stiff models, 'rosenbrock',
-    'rosw') at rtol = atol = the experiment's tolerance if the host gives one,
-    else ``tolerance``; inputs are held over each communication step.
+    Co-Simulation runs the runtime's integrator in ``fmi2DoStep``: ``method``
+    (one of 'dopri5', 'bdf' for stiff models, 'rosenbrock', 'rosw') at
+    rtol = atol = the experiment's tolerance if the host gives one, else
+    ``tolerance``; inputs are held over each communication step.
 
     Variables: the states (with their derivatives ``der(<state>)``), the
     constants as tunable parameters and the specifieds as continuous inputs,
     named exactly as ``generate``'s ``states``, ``constants`` and
-    ``specifieds``. ``start_values`` ({name: value}) sets the start values
-    (default 0 for states and inputs, 1 for constants). The FMU holds the C
-    sources (the model and its FMI 2.0 interface) and a binary for this
-    platform (binaries/linux64 on Linux x86-64). The FMI 2.0 headers come
-    from templates/fmi2 (Modelica Association, 2-clause BSD).
+    ``specifieds``. ``start_values`` ({name: finite number}) sets the start
+    values (default 0 for states and inputs, 1 for constants). The FMU holds
+    the C sources (the model, the runtime, the FMI 2.0 interface) and a
+    binary for this platform (binaries/linux64 on Linux x86-64). The FMI 2.0
+    headers come from templates/fmi2 (Modelica Association, 2-clause BSD).
+    A failed build keeps its sources in ``output_dir/<name>.fmu-failed-build``.
     """
-    flags = checked_flags(flags)
+    options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive)
     if method not in CS_METHODS:
         raise ValueError(f"method must be one of {list(CS_METHODS)}, got {method!r}")
     if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
         raise ValueError(f"tolerance must be a number in (0, 1), got {tolerance!r}")
-    eq, key, sources = _sources(eom, name, constants, specifieds, rank_rtol)
+    eq, sources = model_sources(eom, name, constants, specifieds, options)
     start = _start_values(eq, start_values)
+    key = sources_key(sources, options)
     parent = Path(output_dir).resolve()
     target = _prepare_dir(parent, f".{name}.fmu-build")
     try:
         guid = _guid(key)
-        wrapper = template("fmi2_model.c").substitute(
-            name=name, NAME=name.upper(), version=__version__, guid=guid,
-            mass_failure=sources.mass_failure, method=f"{name.upper()}_{method.upper()}",
-            method_name=method, tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
-            start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]))
+        wrapper = render("fmi2_model.c.j2", name=name, NAME=name.upper(), version=__version__,
+                         guid=guid, method=f"CG_{method.upper()}", method_name=method,
+                         tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
+                         start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]))
         files = dict(sources.files)
+        files.update(runtime_sources())
         files[f"{name}_fmi2.c"] = wrapper
-        lib = compile_library(files, [f"{name}.c", f"{name}_fmi2.c"], name, flags, target,
-                              include_dirs=[TEMPLATE_DIR / "fmi2"], what=f"FMU {name!r}")
+        c_files = [f"{name}.c", f"{name}_fmi2.c"] + sorted(f for f in files if f.startswith("cg_")
+                                                          and f.endswith(".c"))
+        lib = compile_library(files, c_files, name, options.flags, target,
+                              include_dirs=[TEMPLATE_DIR / "fmi2"], what=f"FMU {name!r}",
+                              failed_dir=parent / f"{name}.fmu-failed-build")
         doc = (eq.origin or "codegen model")[:200]
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{name}.", suffix=".fmu")
         os.close(fd)
         try:
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
                 z.writestr("modelDescription.xml", _model_description(eq, name, guid, start, doc))
-                for fname, text in files.items():
+                for fname, text in sorted(files.items()):
                     z.writestr(f"sources/{fname}", text)
                 z.write(lib, f"binaries/{_platform()}/{name}{_shared_suffix()}")
             os.chmod(tmp, 0o644)
@@ -182,16 +225,3 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         return final
     finally:
         shutil.rmtree(target, ignore_errors=True)
-
-
-def _platform() -> str:
-    import platform
-    import sys
-    bits = "64" if sys.maxsize > 2**32 else "32"
-    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win"}[platform.system()]
-    return system + bits
-
-
-def _shared_suffix() -> str:
-    import platform
-    return {"Linux": ".so", "Darwin": ".dylib", "Windows": ".dll"}[platform.system()]

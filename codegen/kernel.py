@@ -35,13 +35,6 @@ static struct switch typedef union unsigned void volatile while _Bool _Complex _
 bool true false class new delete this template typename namespace operator private
 protected public virtual friend mutable explicit using try catch throw""".split())
 
-# names the generated functions use for their own arguments and helpers (and
-# every name that starts with cg_)
-_RESERVED = frozenset("t x p r dx M F qd i j k n s NULL main sin cos tan asin acos atan atan2 "
-                      "sinh cosh tanh exp log log10 sqrt pow fabs floor ceil fmod isfinite "
-                      "cg_sq cg_cube cg_powi".split())
-
-
 def c_identifier_error(name: str) -> str | None:
     """Why name cannot be a C identifier of the generated code, or None."""
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -109,16 +102,13 @@ def operation_count(exprs) -> int:
     return count
 
 
-def _c_names(labels: list) -> list:
-    """A unique C identifier for each label, the label itself where possible."""
+def _c_names(labels: list, arrays: list) -> list:
+    """A unique C identifier for each input: its array's letter, an underscore and
+    the label made an identifier (x_theta, p_m, r_F). The prefix keeps the user's
+    names apart from every name the generator uses (arrays, cg_*, temporaries)."""
     out, used = [], set()
-    for label in labels:
-        base = re.sub(r"\W", "_", label)
-        if not base or base[0].isdigit():
-            base = "v_" + base
-        if base in C_KEYWORDS or base in _RESERVED or keyword.iskeyword(base) \
-                or base.startswith(("__", "cg_")) or re.match(r"_[A-Z]", base):
-            base = base + "_"
+    for label, array in zip(labels, arrays):
+        base = f"{array}_" + re.sub(r"\W", "_", label)
         name, k = base, 2
         while name in used:
             name, k = f"{base}_{k}", k + 1
@@ -137,9 +127,9 @@ def _temp_prefix(names) -> str:
 def _inputs(eom: EquationsOfMotion):
     """(originals, C names, arrays, indices, labels) of every state, constant, specified."""
     labels = eom.state_names + eom.constant_names + eom.specified_names
-    cnames = _c_names(labels)
     arrays = (["x"] * len(eom.state_names) + ["p"] * len(eom.constant_names)
               + ["r"] * len(eom.specified_names))
+    cnames = _c_names(labels, arrays)
     index = (list(range(len(eom.state_names))) + list(range(len(eom.constant_names)))
              + list(range(len(eom.specified_names))))
     originals = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
@@ -237,7 +227,7 @@ def _flat(matrix) -> list:
     return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
 
 
-def build_programs(eom: EquationsOfMotion) -> dict:
+def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000) -> dict:
     """The programs of a model's generated functions.
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
@@ -248,8 +238,8 @@ def build_programs(eom: EquationsOfMotion) -> dict:
     - "velocity" (any run-time constraints): A and B of A u = B;
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
       the articulated-body recursion (see recursive.py); otherwise
-    - "solve" (a symmetric M without run-time constraints, if small enough):
-      M u' = F unrolled over M's structural nonzeros (see solve.py).
+    - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
+      multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py).
     """
     from .solve import ldl_program   # solve.py builds on Program
 
@@ -274,7 +264,7 @@ def build_programs(eom: EquationsOfMotion) -> dict:
     if tree is not None:
         programs["tree"] = tree
     elif eom.symmetric and c is None:
-        solve = ldl_program(mass, nu)
+        solve = ldl_program(mass, nu, unrolled_limit)
         if solve is not None:
             programs["solve"] = solve
     return programs

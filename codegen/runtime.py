@@ -34,13 +34,6 @@ class SimulationResult:
         return self.x[:, self.states.index(name)]
 
 
-def _address(lib, symbol: str) -> int:
-    try:
-        return ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
-    except AttributeError:
-        raise ImportError(f"{lib._name} has no function {symbol}") from None
-
-
 class CompiledModel:
     """A generated, compiled and loaded model.
 
@@ -77,39 +70,46 @@ class CompiledModel:
     tol=1e-12, maxiter=50) (the nearest consistent state).
     """
 
-    def __init__(self, library, manifest: dict, folder: Path):
-        name = manifest["name"]
+    def __init__(self, dynamics: Dynamics, manifest: dict, folder: Path):
+        self.dynamics = dynamics
         self.manifest = manifest
-        self.name = name
+        self.name = dynamics.name
         self.source_dir = Path(folder)
-        self.states = list(manifest["states"])
-        self.constants = list(manifest["constants"])
-        self.specifieds = list(manifest["specifieds"])
-        self.nq, self.nu = manifest["nq"], manifest["nu"]
-        self.operation_count = manifest["operation_count"]
-        self.key = manifest["key"]
-        self.nc, self.nh = manifest.get("nc", 0), manifest.get("nh", 0)
-        extra = {k: _address(library, f"{name}_{k}")
-                 for k in ("integrator_init", "integrate_to", "integrator_size",
-                           "integrator_stats", "integrator_set", "rhs_cb")}
-        if self.nc:
-            extra.update({k: _address(library, f"{name}_{k}")
-                          for k in ("constraint_forces", "residuals", "project")})
-        self.dynamics = Dynamics(
-            library, _address(library, f"{name}_rhs"), _address(library, f"{name}_mass_matrix"),
-            _address(library, f"{name}_forcing"), name, self.nq, self.nu, self.states,
-            self.constants, self.specifieds, manifest["mass_failure"], self.nc, self.nh, **extra)
+        self.states = list(dynamics.states)
+        self.constants = list(dynamics.constants)
+        self.specifieds = list(dynamics.specifieds)
+        self.nq, self.nu = dynamics.nq, dynamics.nu
+        self.nc, self.nh = dynamics.nc, dynamics.nh
+        self.operation_count = dynamics.operation_count
+        self.key = manifest.get("key")
         # the compiled methods themselves: no Python layer in between
-        self.rhs = self.dynamics.rhs
-        self.mass_matrix = self.dynamics.mass_matrix
-        self.forcing = self.dynamics.forcing
-        self.simulate = self.dynamics.simulate
-        self.simulate_batch = self.dynamics.simulate_batch
-        self.rhs_batch = self.dynamics.rhs_batch
+        self.rhs = dynamics.rhs
+        self.mass_matrix = dynamics.mass_matrix
+        self.forcing = dynamics.forcing
+        self.simulate = dynamics.simulate
+        self.simulate_batch = dynamics.simulate_batch
+        self.rhs_batch = dynamics.rhs_batch
         if self.nc:
-            self.constraint_forces = self.dynamics.constraint_forces
-            self.residuals = self.dynamics.residuals
-            self.project = self.dynamics.project
+            self.constraint_forces = dynamics.constraint_forces
+            self.residuals = dynamics.residuals
+            self.project = dynamics.project
+
+    @classmethod
+    def from_library(cls, path: Path, manifest: dict, folder: Path) -> "CompiledModel":
+        """Load a model's shared library and take its descriptor, <name>_model()."""
+        name = manifest["name"]
+        try:
+            library = ctypes.CDLL(str(path))
+        except OSError as exc:
+            raise ImportError(f"{path} cannot be loaded: {exc}") from None
+        try:
+            describe = getattr(library, f"{name}_model")
+        except AttributeError:
+            raise ImportError(f"{path} has no descriptor {name}_model(): it is not a model "
+                              f"library of this codegen version; regenerate it") from None
+        describe.restype = ctypes.c_void_p
+        describe.argtypes = []
+        return cls(Dynamics(library, describe() or 0, str(path)), manifest, folder)
 
     @property
     def nx(self) -> int:
@@ -117,23 +117,25 @@ class CompiledModel:
 
     @property
     def rhs_address(self) -> int:
-        """Address of ``void <name>_rhs_cb(double t, double *u, double *du, void *data)``.
+        """Address of the runtime's ``void cg_rhs_cb(double t, double *u, double *du, void *data)``.
 
         The signature numbalsoda (and other C solvers) take, with
-        ``data = callback_data(p, r)`` (p then r, contiguous float64; keep it
+        ``data = callback_data(p, r)`` (the model's descriptor, p, r; keep it
         alive while the solver runs). Where the rhs fails, du is NaN so that
         the solver stops. The library stays loaded as long as this model object.
         """
         return self.dynamics.rhs_address
 
     def callback_data(self, p, r=None):
-        """The data array for rhs_address: [p, r] as one contiguous float64 vector."""
+        """The data array for rhs_address: the descriptor's address in the first
+        8 bytes, then p and r, as one contiguous float64 vector."""
         p = np.asarray(p, dtype=np.float64).ravel()
         r = np.zeros(0) if r is None else np.asarray(r, dtype=np.float64).ravel()
         if p.shape != (len(self.constants),) or r.shape != (len(self.specifieds),):
             raise ValueError(f"{self.name}: callback_data needs {len(self.constants)} constants "
                              f"and {len(self.specifieds)} inputs, got {p.shape[0]} and {r.shape[0]}")
-        return np.concatenate([p, r])
+        head = np.array([self.dynamics.model_address], dtype=np.uint64).view(np.float64)
+        return np.concatenate([head, p, r])
 
     def __repr__(self):
         return (f"<CompiledModel {self.name!r}: {self.nq} coordinates, {self.nu} speeds, "

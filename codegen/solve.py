@@ -82,9 +82,9 @@ def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
     return x
 
 
-def ldl_program(mass: list, nu: int) -> Program | None:
+def ldl_program(mass: list, nu: int, limit: int = MAX_TERMS) -> Program | None:
     """The unrolled solve of a symmetric M given as its packed lower triangle
-    (row by row), or None when it would exceed MAX_TERMS multiply-adds.
+    (row by row), or None when it would exceed limit multiply-adds.
 
     Inputs: M (the packed entries that are not structurally zero) and F.
     Outputs: F (overwritten by u') and D (the pivots)."""
@@ -110,7 +110,7 @@ def ldl_program(mass: list, nu: int) -> Program | None:
     def define(label, expr):
         nonlocal count
         count += len(expr.args) if expr.is_Add else 1     # multiply-adds, about
-        if count > MAX_TERMS:
+        if count > limit:
             raise _TooLarge        # stop early: the rest would only grow
         if expr == 0 or expr.is_Symbol:
             return expr

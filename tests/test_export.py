@@ -39,9 +39,13 @@ def run(cmd, cwd):
     return proc.stdout
 
 
+RUNTIME_C = sorted(p.name for p in __import__("codegen.emit").emit.RUNTIME_DIR.glob("cg_*.c"))
+
+
 def test_files_and_same_c_as_the_python_module(exported):
     for name, (model, ga, folder, mod) in exported.items():
-        assert {p.name for p in folder.iterdir()} >= {f"{name}.c", f"{name}.h", f"{name}_driver.c"}
+        assert {p.name for p in folder.iterdir()} >= {f"{name}.c", f"{name}.h", f"{name}_driver.c",
+                                                      "cg_runtime.h", "cg_model.h", *RUNTIME_C}
         assert (folder / f"{name}.c").read_text() == (mod.source_dir / f"{name}.c").read_text()
         header = (folder / f"{name}.h").read_text()
         for macro in ("NQ", "NU", "NX", "NP", "NR"):
@@ -50,31 +54,52 @@ def test_files_and_same_c_as_the_python_module(exported):
         assert "#include <stdlib.h>" not in (folder / f"{name}.c").read_text()
 
 
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2"]
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_strict_c99_and_cxx(exported, name):
+    """The model and the runtime compile as strict C99 with every warning an error,
+    and a C++ program uses them through the header."""
     model, ga, folder, mod = exported[name]
-    strict = [CC, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2"]
-    run(strict + ["-c", f"{name}.c", "-o", f"{name}.o"], folder)
-    run(strict + ["-c", f"{name}_driver.c", "-o", f"{name}_driver.o"], folder)
-    N = name.upper()
-    defs = [f'-DMODEL_HEADER="{name}.h"', f"-DMODEL_NX={N}_NX", f"-DMODEL_NP={N}_NP",
-            f"-DMODEL_RHS={name}_rhs", f"-DMODEL_STATE_NAMES={name}_state_names"]
-    if mod.specifieds:
-        defs[3] = f"-DMODEL_RHS=[](double t, const double *x, const double *p, const double *, double *dx){{double r[{N}_NR]={{0}}; return {name}_rhs(t, x, p, r, dx);}}"
+    for src in [f"{name}.c", f"{name}_driver.c"] + RUNTIME_C:
+        run([CC, *STRICT, "-c", src, "-o", src[:-2] + ".o"], folder)
+    objects = [f"{name}.o"] + [c[:-2] + ".o" for c in RUNTIME_C]
+    defs = [f'-DMODEL_HEADER="{name}.h"', f"-DMODEL_DESCRIPTOR={name}_model"]
     run([CXX, "-Wall", "-Werror", "-I.", *defs, os.path.join(HERE, "c", "use_header.cpp"),
-         f"{name}.o", "-lm", "-o", "use_header"], folder)
+         *objects, "-lm", "-o", "use_header"], folder)
     out = run(["./use_header"], folder).split()
-    assert out[1] == mod.states[0]
+    assert out[0] == "0" and out[1] == mod.states[0]
+
+
+def test_two_models_link_into_one_program(exported, tmp_path):
+    """Each model is its descriptor and the runtime is shared: two models and one
+    copy of the runtime link into one program, each computing its own x'."""
+    for name in ("disk", "pend"):
+        folder = exported[name][2]
+        for f in (f"{name}.c", f"{name}.h"):
+            shutil.copy(folder / f, tmp_path / f)
+    for f in exported["disk"][2].glob("cg_*"):
+        shutil.copy(f, tmp_path / f.name)
+    run([CC, *STRICT, "-I.", os.path.join(HERE, "c", "two_models.c"), "disk.c", "pend.c",
+         *RUNTIME_C, "-lm", "-o", "two_models"], tmp_path)
+    lines = [line.split() for line in run(["./two_models"], tmp_path).splitlines()]
+    assert [(w[0], w[1]) for w in lines] == [("disk", "0"), ("pend", "0")]
+    for (name, code, dx0) in lines:
+        mod = exported[name][3]
+        x = 0.1 * np.arange(1, mod.nx + 1)
+        r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
+        assert float(dx0) == mod.rhs(0.0, x, np.ones(len(mod.constants)), r)[0]
 
 
 def test_paused_integration_equals_unpaused(exported):
     """The C contract behind Ctrl-C and the progress bar: a step budget per
-    integrate_to call changes nothing but the number of calls."""
+    cg_integrate_to call changes nothing but the number of calls."""
     model, ga, folder, mod = exported["pend"]
-    defs = ['-DMODEL_HEADER="pend.h"', "-DM=pend", "-DMODEL_NX=PEND_NX", "-DMODEL_NP=PEND_NP",
-            "-DMODEL_NR=PEND_NR", "-DMODEL_PAUSED=PEND_PAUSED"]
+    defs = ['-DMODEL_HEADER="pend.h"', "-DMODEL_DESCRIPTOR=pend_model"]
     run([CC, "-std=c99", "-Wall", "-Werror", "-O2", "-I.", *defs,
-         os.path.join(HERE, "c", "pause_harness.c"), "pend.c", "-lm", "-o", "pause_harness"], folder)
+         os.path.join(HERE, "c", "pause_harness.c"), "pend.c", *RUNTIME_C, "-lm",
+         "-o", "pause_harness"], folder)
     rows = [line.split() for line in run(["./pause_harness"], folder).splitlines()]
     assert [r[0] for r in rows] == ["0", "1", "2", "3", "4"]    # rk4 dopri5 rosenbrock rosw bdf
     for method, code_a, code_b, same, steps, pauses in rows:
@@ -119,8 +144,8 @@ def fmu_start(model, mod):
 @pytest.mark.parametrize("name", MODELS)
 def test_driver_trajectory_equals_python(exported, name):
     model, ga, folder, mod = exported[name]
-    run([CC, "-std=c99", "-O2", f"{name}_driver.c", f"{name}.c", "-lm", "-o", f"{name}_driver"],
-        folder)
+    run([CC, "-std=c99", "-O2", f"{name}_driver.c", f"{name}.c", *RUNTIME_C, "-lm",
+         "-o", f"{name}_driver"], folder)
     x0, p, r = start(model, mod)
     h, n = 1e-3, 500
     args = [repr(float(v)) for v in [*x0, *p, *([] if r is None else r)]]

@@ -21,7 +21,7 @@ def test_which_models_are_trees():
     # rigid bodies: only on request (recursive=True); spherical joints: three speeds per
     # body, all six spatial rows
     assert tree(ex.spatial_chain(2)) is None
-    t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs, recursive=True)).tree
+    t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs), recursive=True).tree
     assert [(nd.speeds, nd.parent, len(nd.rows)) for nd in t.nodes] == [
         ([0, 1, 2], -1, 6), ([3, 4, 5], 0, 6), ([6, 7, 8], 1, 6)]
     # a single body (the same work either way), run-time constraints, dependent speeds
@@ -57,9 +57,9 @@ def test_structures_that_are_not_trees_fall_back():
     m1, m2, m3 = sm.symbols("m1 m2 m3")
     assert equations_of(_pendulum([m1, m2, m3])).tree is not None
     model = ex.n_pendulum_on_cart(2)
-    assert equations_of(GibbsAppellMethod(**model.kwargs, recursive=False)).tree is None
+    assert equations_of(GibbsAppellMethod(**model.kwargs), recursive=False).tree is None
     with pytest.raises(TypeError, match="recursive must be None, True or False"):
-        GibbsAppellMethod(**model.kwargs, recursive="yes")
+        generate(GibbsAppellMethod(**model.kwargs), "never_built", recursive="yes")
     # a massless middle link: the last body owns two speeds (a two-degree-of-freedom joint)
     t = equations_of(_pendulum([m1, None, m3])).tree
     assert [(nd.speeds, nd.parent) for nd in t.nodes] == [([0], -1), ([1, 2], 0)]
@@ -96,11 +96,9 @@ def test_several_speeds_per_joint_equal_the_dense_solve(tmp_path, name):
     if name == "massless_link":
         ga = _pendulum([sm.Symbol("m1"), None, sm.Symbol("m3")])
     else:
-        ga = GibbsAppellMethod(**ex.spatial_chain(2).kwargs, recursive=True)
-    tree_mod = generate(ga, f"{name}_tree", output_dir=tmp_path)
-    eq = equations_of(ga)
-    eq.tree = None
-    dense = generate(eq, f"{name}_dense", output_dir=tmp_path)
+        ga = GibbsAppellMethod(**ex.spatial_chain(2).kwargs)
+    tree_mod = generate(ga, f"{name}_tree", output_dir=tmp_path, recursive=True)
+    dense = generate(ga, f"{name}_dense", output_dir=tmp_path, recursive=False)
     assert tree_mod.manifest["solver"].startswith("articulated-body")
     rng = np.random.default_rng(13)
     for _ in range(5):

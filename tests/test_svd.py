@@ -48,15 +48,15 @@ def test_rank_deficient_and_pseudoinverse(lib):
     for m, n, r in [(3, 5, 2), (5, 3, 1), (4, 4, 3), (2, 6, 2)]:
         A = rng.normal(size=(m, r)) @ rng.normal(size=(r, n))
         US, V, s = check_svd(lib, A)
-        rank = lib.cgt_rank_public(n, s, 1e-9)
+        rank = lib.cg_rank(n, s, 1e-9)
         assert rank == r == np.linalg.matrix_rank(A)
         b = rng.normal(size=m)
         x = np.empty(n)
-        lib.cgt_pinv_public(m, n, rank, US, V, s, b, x)
+        lib.cg_pinv_apply(m, n, rank, US, V, s, b, x)
         assert np.allclose(x, np.linalg.pinv(A, rcond=1e-9) @ b, atol=1e-12)
         g = rng.normal(size=n)
         y = np.empty(m)
-        lib.cgt_pinvt_public(m, n, rank, US, V, s, g, y)
+        lib.cg_pinv_transpose_apply(m, n, rank, US, V, s, g, y)
         assert np.allclose(y, np.linalg.pinv(A.T, rcond=1e-9) @ g, atol=1e-12)
         # the last n - r columns of V span the null space
         assert np.allclose(A @ V[:, rank:], 0, atol=1e-12)
@@ -72,7 +72,7 @@ def test_damped_pseudoinverse(lib):
     b = rng.normal(size=3)
     mu = 1e-2 * s[0]
     x = np.zeros(5)
-    lib.cgt_damped_public(3, 5, 3, US, V, s, mu, b, x)
+    lib.cg_damped_pinv_add(3, 5, 3, US, V, s, mu, b, x)
     ref = Vt.T @ np.diag(sv / (sv**2 + mu**2)) @ U.T @ b
     assert np.allclose(x, ref, atol=1e-12)
     assert np.linalg.norm(x) <= np.linalg.norm(b) / (2 * mu) + 1e-12
@@ -81,10 +81,10 @@ def test_damped_pseudoinverse(lib):
 def test_zero_and_duplicate_rows(lib):
     A = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.0, 2.0, 3.0]])
     US, V, s = check_svd(lib, A)
-    assert lib.cgt_rank_public(3, s, 1e-9) == 1
+    assert lib.cg_rank(3, s, 1e-9) == 1
     zero = np.zeros((2, 3))
     US, V, s, sweeps = L.svd(lib, zero)
-    assert np.all(s == 0) and lib.cgt_rank_public(3, s, 1e-9) == 0
+    assert np.all(s == 0) and lib.cg_rank(3, s, 1e-9) == 0
 
 
 def test_cholesky_and_packed_matvec(lib):
@@ -95,15 +95,15 @@ def test_cholesky_and_packed_matvec(lib):
     packed = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
     x = rng.normal(size=n)
     y = np.empty(n)
-    lib.cgt_matvec_public(n, packed, x, y)
+    lib.cg_packed_matvec(n, packed, x, y)
     assert np.allclose(y, M @ x)
     b = rng.normal(size=n)
     sol, inv = b.copy(), np.empty(n)
-    assert lib.cgt_cholesky_public(n, packed.copy(), sol, inv) == 0
+    assert lib.cg_cholesky_solve(n, packed.copy(), sol, inv) == 0
     assert np.allclose(sol, np.linalg.solve(M, b))
     M[2, 2] = -1.0
     bad = np.array([M[i, j] for i in range(n) for j in range(i + 1)])
-    assert lib.cgt_cholesky_public(n, bad, b.copy(), inv) == 1     # not positive definite
+    assert lib.cg_cholesky_solve(n, bad, b.copy(), inv) == 1     # not positive definite
 
 
 def test_unrolled_ldl_with_structural_zeros(lib):

@@ -1,23 +1,9 @@
-/* Test harness: exposes the static routines of templates/svd.c and
-   templates/cholesky.c (rendered with name = cgt), and an unrolled LDL^T of
-   codegen.solve with templates/ldl.c (name = cgtl, see linalg_lib.py) and the
-   cg_sincos of templates/trig.c, to ctypes. */
-#include <math.h>
-#define CGT_NU 1
-#include "cholesky_rendered.c"
-#include "svd_rendered.c"
+/* Test harness: the runtime's inline trig (cg_math.h) and an unrolled L D L^T
+   of codegen.solve (ldl_rendered.c, see linalg_lib.py) exposed to ctypes; the
+   linear algebra of cg_linalg.c is compiled beside it and public already. */
+#include "cg_math.h"
 #include "ldl_rendered.c"
-#include "trig_rendered.c"
 
-int cgt_svd_public(int m, int n, double *A, double *V, double *s) { return cgt_svd(m, n, A, V, s); }
-int cgt_rank_public(int n, const double *s, double rtol) { return cgt_rank(n, s, rtol); }
-void cgt_pinv_public(int m, int n, int r, const double *US, const double *V, const double *s,
-                     const double *b, double *x) { cgt_pinv_apply(m, n, r, US, V, s, b, x); }
-void cgt_pinvt_public(int m, int n, int r, const double *US, const double *V, const double *s,
-                      const double *g, double *y) { cgt_pinv_transpose_apply(m, n, r, US, V, s, g, y); }
-void cgt_damped_public(int m, int n, int r, const double *US, const double *V, const double *s,
-                       double mu, const double *b, double *x) { cgt_damped_pinv_add(m, n, r, US, V, s, mu, b, x); }
-int cgt_cholesky_public(int n, double *A, double *b, double *inv) { return cgt_cholesky_solve(n, A, b, inv); }
 void cgt_sincos_public(int n, const double *x, double *s, double *c)
 {
     int i;
@@ -28,7 +14,12 @@ void cgt_sincos2_public(int n, const double *x, double *s, double *c)
     int i;
     for (i = 0; i + 1 < n; i += 2) cg_sincos2(x[i], x[i + 1], s + i, c + i, s + i + 1, c + i + 1);
 }
-int cgt_ldl_public(const double *M, double *F) { return cgtl_solve_unrolled(M, F); }
-void cgt_matvec_public(int n, const double *A, const double *x, double *y) { cgt_packed_matvec(n, A, x, y); }
-/* keep the unused unpack of cholesky.c referenced */
-void cgt_unpack_public(const double *A, double *M) { cgt_unpack(A, M); }
+/* the unrolled solve with the runtime's pivot test: 1 when M is not positive definite */
+int cgt_ldl_public(const double *M, double *F)
+{
+    double D[LDL_N];
+    int i;
+    cgtl_ldl(M, F, D);
+    for (i = 0; i < LDL_N; i++) if (!(D[i] > 1e-14 * fabs(M[i * (i + 3) / 2]))) return 1;
+    return 0;
+}

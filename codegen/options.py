@@ -1,0 +1,49 @@
+"""Every choice that changes the generated code or its build, in one value.
+
+``generate``, ``export_c`` and ``export_fmu`` take these as keywords; the
+cache key hashes the options together with the emitted sources and the
+runtime's ABI version.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Options", "PORTABLE_FLAGS"]
+
+#: -O2; -fno-math-errno lets sqrt compile to one instruction; -g0 drops debug
+#: information. No -ffast-math, which would break the finiteness checks. These
+#: are the flags of code meant for other machines (an FMU's binary).
+PORTABLE_FLAGS = ("-O2", "-g0", "-fno-math-errno")
+
+
+@dataclass(frozen=True)
+class Options:
+    """flags: C compiler flags. rank_rtol: run-time constraints only, singular
+    values of A below rank_rtol times the largest count as zero. recursive: the
+    articulated-body recursion for trees of bodies (None: for particles,
+    True: for rigid bodies too, False: never). unrolled_limit: above this many
+    multiply-adds the L D Lᵀ solve is a loop instead of straight-line code."""
+    flags: tuple = PORTABLE_FLAGS
+    rank_rtol: float = 1e-9
+    recursive: bool | None = None
+    unrolled_limit: int = 8000
+
+    def __post_init__(self):
+        flags = self.flags
+        if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
+            raise TypeError(f"flags must be a sequence of strings (one flag each), got {flags!r}")
+        object.__setattr__(self, "flags", tuple(flags))
+        if not (isinstance(self.rank_rtol, (int, float)) and math.isfinite(self.rank_rtol)
+                and 0 < self.rank_rtol < 1):
+            raise ValueError(f"rank_rtol must be a number in (0, 1), got {self.rank_rtol!r}")
+        if self.recursive not in (None, True, False):
+            raise TypeError(f"recursive must be None, True or False, got {self.recursive!r}")
+        if not (isinstance(self.unrolled_limit, int) and self.unrolled_limit >= 0):
+            raise ValueError(f"unrolled_limit must be a non-negative integer, got "
+                             f"{self.unrolled_limit!r}")
+
+    def key(self) -> str:
+        """A stable text of every field, for the cache key."""
+        return (f"flags={' '.join(self.flags)}; rank_rtol={self.rank_rtol!r}; "
+                f"recursive={self.recursive!r}; unrolled_limit={self.unrolled_limit}")

@@ -1,0 +1,97 @@
+/*
+ * cg_model.h -- the contract between a generated model and the codegen runtime.
+ *
+ * A generated model is C that evaluates its equations, plus one descriptor,
+ * `const cg_model *<name>_model(void)`, that tells programs everything about
+ * it: this ABI version, the sizes, the name tables, the flags and the
+ * function pointers. The runtime (cg_runtime.h: the right-hand side with its
+ * solve, the constraint elimination, the integrators) works on any
+ * descriptor. The enums below are the one definition of status codes and
+ * integration methods: the runtime's message table, the Python module
+ * (codegen.abi reads this file) and the FMU wrapper all expand these lists.
+ */
+#ifndef CG_MODEL_H
+#define CG_MODEL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* a model built against another version is refused by the runtime and rebuilt by the cache */
+#define CG_ABI_VERSION 1
+
+/* X(symbol, value, message): the status codes of every runtime function */
+#define CG_STATUS_LIST(X) \
+    X(CG_OK, 0, "ok") \
+    X(CG_ERR_INPUT, 1, "non-finite input") \
+    X(CG_ERR_MASS, 2, "the mass matrix is not positive definite (or is singular)") \
+    X(CG_ERR_OUTPUT, 3, "non-finite result: the equations overflow or are singular here") \
+    X(CG_ERR_SVD, 4, "the SVD of the constraint matrix did not converge") \
+    X(CG_ERR_STEPS, 5, "max_steps reached") \
+    X(CG_ERR_STEPSIZE, 6, "step size underflow (stiff, or singular)") \
+    X(CG_ERR_JACOBIAN, 7, "an implicit method's Newton matrix is singular") \
+    X(CG_PAUSED, 8, "paused: the call's step budget ran out") \
+    X(CG_ERR_KINEMATICS, 9, "q' is not finite: the kinematic equations are singular here")
+
+/* X(symbol, value, name): the integration methods of cg_integrator_init */
+#define CG_METHOD_LIST(X) \
+    X(CG_RK4, 0, "rk4") \
+    X(CG_DOPRI5, 1, "dopri5") \
+    X(CG_ROSENBROCK, 2, "rosenbrock") \
+    X(CG_ROSW, 3, "rosw") \
+    X(CG_BDF, 4, "bdf")
+
+#define CG_ENUM_ITEM(symbol, value, text) symbol = value,
+enum cg_status { CG_STATUS_LIST(CG_ENUM_ITEM) CG_N_STATUS };
+enum cg_method { CG_METHOD_LIST(CG_ENUM_ITEM) CG_N_METHODS };
+#undef CG_ENUM_ITEM
+
+/* descriptor flags */
+enum cg_flag {
+    CG_SYMMETRIC = 1,   /* M is symmetric, stored as its packed lower triangle (else full, row-major) */
+    CG_TREE = 2,        /* u' comes from the articulated-body recursion (tree), not from M */
+    CG_UNROLLED = 4     /* M u' = F has an unrolled L D L^T (ldl) */
+};
+
+/* q' into qd, M, F and, for run-time constraints (nc > 0), A, B' into Bd and
+   Baumgarte's term into S (A u' = B' + S); A, Bd, S are NULL otherwise */
+typedef void (*cg_eval_fn)(double t, const double *x, const double *p, const double *r,
+                           double *qd, double *M, double *F, double *A, double *Bd, double *S);
+/* q' and u' by the recursion, the pivots (each > 0 for a positive definite M) into D */
+typedef void (*cg_tree_fn)(double t, const double *x, const double *p, const double *r,
+                           double *qd, double *ud, double *D);
+/* M u' = F by the unrolled L D L^T: u' into F, the pivots into D */
+typedef void (*cg_ldl_fn)(const double *M, double *F, double *D);
+/* configuration constraints f(q, t) and their Jacobian f_q (nh x nq, row-major) */
+typedef void (*cg_position_fn)(double t, const double *x, const double *p, const double *r,
+                               double *f, double *fq);
+/* A and B of the constraints A u = B (nc x nu, row-major; nc) */
+typedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r,
+                               double *A, double *B);
+
+typedef struct cg_model {
+    int abi_version;                   /* CG_ABI_VERSION of the model's build */
+    const char *name;
+    int nq, nu, nx, np, nr;            /* coordinates, speeds, states, constants, inputs */
+    int nc, nh;                        /* run-time constraint rows, of which holonomic */
+    int nm;                            /* stored entries of M (see CG_SYMMETRIC) */
+    int flags;                         /* cg_flag */
+    double rank_rtol;                  /* constraints: singular values below this share of the largest are zero */
+    long operation_count;              /* of the equations, after common subexpressions */
+    const char *const *state_names;    /* nx, np, nr names, each table NULL-terminated */
+    const char *const *constant_names;
+    const char *const *specified_names;
+    cg_eval_fn eval;
+    cg_tree_fn tree;                   /* NULL unless CG_TREE */
+    cg_ldl_fn ldl;                     /* NULL unless CG_UNROLLED */
+    cg_position_fn position;           /* NULL unless nh > 0 */
+    cg_velocity_fn velocity;           /* NULL unless nc > 0 */
+} cg_model;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CG_MODEL_H */

@@ -1,0 +1,98 @@
+/*
+ * cg_runtime.h -- the codegen runtime: what every generated model shares.
+ *
+ * Compiled once (into the Python package's extension, or beside the
+ * model's C in a standalone export or an FMU), and driven by a model's
+ * descriptor (cg_model.h). Arrays follow the descriptor's sizes:
+ *   x [nx] states, p [np] constants, r [nr] specified inputs (may be NULL
+ *   when nr is 0), dx [nx] = [q', u'].
+ * Every function is reentrant: no globals, no static buffers, no
+ * allocation (working arrays live on the stack or in the caller's
+ * cg_integrator). Return codes are enum cg_status.
+ */
+#ifndef CG_RUNTIME_H
+#define CG_RUNTIME_H
+
+#include "cg_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the text of a status code, and the name of an integration method (NULL if unknown) */
+const char *cg_status_message(int code);
+const char *cg_method_name(int method);
+
+/* CG_OK if the runtime can drive this model (its ABI version), else CG_ERR_INPUT */
+int cg_check_model(const cg_model *m);
+
+/* dx = [q', u'], u' solved from M u' = F (or by the model's recursion, or, with
+   run-time constraints, by the SVD null-space elimination of Singh & Likins) */
+int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
+           double *dx);
+/* M (nu x nu, row-major) and F (nu) */
+void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
+                    const double *r, double *M);
+void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
+                double *F);
+
+/* run-time constraints (nc > 0): the multipliers lambda (nc) with A^T lambda = M u' - F;
+   res = [f(q, t) (nh); A u - B (nc)]; and x moved onto the constraints (Newton on f with
+   the pseudoinverse of f_q until max|f| <= tol, then the speeds by least norm onto
+   A u = B): returns the Newton iterations taken, -1 if maxiter did not reach tol, -2 for
+   a non-finite value */
+int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
+                         const double *r, double *lambda);
+void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
+                  const double *r, double *res);
+int cg_project(const cg_model *m, double t, const double *x, const double *p, const double *r,
+               double tol, int maxiter, double *xout);
+
+/*
+ * Integrators: fixed-step RK4, adaptive Dormand-Prince 5(4) with dense output,
+ * and for stiff models Rosenbrock 4(3) (a finite-difference Jacobian every
+ * step), the Rosenbrock-W method ROS34PW2 (one Jacobian kept over up to
+ * CG_JAC_REUSE steps) and variable-order BDF (NDF orders 1-5; J kept while
+ * Newton converges). The state lives in caller-provided memory of
+ * cg_integrator_size(m) bytes (aligned for double):
+ *
+ *   cg_integrator *s = malloc(cg_integrator_size(m));
+ *   cg_integrator_init(s, m, CG_DOPRI5, t0, x0, p, 0, 0, 0, 1e-8, 1e-8, 0.0);
+ *   for each output time t_k: cg_integrate_to(s, t_k, x_k);
+ *
+ * Specified inputs during the run: a table of n_table ascending times and
+ * n_table rows of nr values, held piecewise constant (the default) or
+ * linearly interpolated (cg_integrator_set), held beyond its ends; n_table = 0
+ * means no inputs (allowed only when nr is 0). The table and p are read, not
+ * copied: keep them alive during the run.
+ */
+#define CG_JAC_REUSE 20
+typedef struct cg_integrator cg_integrator;
+
+size_t cg_integrator_size(const cg_model *m);
+/* dt: the RK4 step; for the adaptive methods the first step (0 = automatic).
+   CG_ERR_INPUT if t0, x0, p or the table is not finite (checked once, here) */
+int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
+                       const double *x0, const double *p, int n_table, const double *t_table,
+                       const double *r_table, double rtol, double atol, double dt);
+/* advance to t_out (forward only) and write x(t_out); the adaptive methods step past
+   it and interpolate. CG_PAUSED: the call's step budget ran out; call again with the
+   same t_out to go on (the steps, and so the results, are those of an unpaused run) */
+int cg_integrate_to(cg_integrator *s, double t_out, double *x_out);
+/* accepted steps, rejected steps, RHS evaluations and the time reached */
+void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
+                         double *t);
+/* the run's step budget (default 10^7), hold = 1 (piecewise constant inputs) or 0
+   (interpolated), and the steps one cg_integrate_to call may take (0 = no limit) */
+void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause);
+
+/* cg_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's signature):
+   data = [the model's address in the first 8 bytes, p (np values), r (nr values)];
+   du is NaN where cg_rhs fails, so that the calling solver stops */
+void cg_rhs_cb(double t, double *u, double *du, void *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CG_RUNTIME_H */
