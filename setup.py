@@ -16,8 +16,9 @@ from setuptools import Extension, setup
 RUNTIME = Path("templates") / "runtime"
 
 # OpenMP runs rhs_batch and simulate_batch on all cores (prange)
-runtime = Extension("codegen._runtime",
-                    ["codegen/_runtime.pyx"] + sorted(str(p) for p in RUNTIME.glob("cg_*.c")),
+# cg_fused.c is not compiled on its own: a fused model's C includes it
+SOURCES = sorted(str(p) for p in RUNTIME.glob("cg_*.c") if p.name != "cg_fused.c")
+runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"] + SOURCES,
                     include_dirs=[numpy.get_include(), str(RUNTIME)],
                     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                     extra_compile_args=["-fopenmp", "-fno-math-errno"],

@@ -23,6 +23,30 @@ cdef extern from "Python.h":
     void _clear_error "PyErr_Clear"()
 
 cdef extern from "cg_model.h":
+    ctypedef struct cg_integrator "struct cg_integrator":
+        pass
+    ctypedef struct cg_runtime:
+        int (*rhs)(const cg_model *m, double t, const double *x, const double *p,
+                   const double *r, double *dx) noexcept nogil
+        void (*mass_matrix)(const cg_model *m, double t, const double *x, const double *p,
+                            const double *r, double *M) noexcept nogil
+        void (*forcing)(const cg_model *m, double t, const double *x, const double *p,
+                        const double *r, double *F) noexcept nogil
+        int (*constraint_forces)(const cg_model *m, double t, const double *x, const double *p,
+                                 const double *r, double *lam) noexcept nogil
+        void (*residuals)(const cg_model *m, double t, const double *x, const double *p,
+                          const double *r, double *res) noexcept nogil
+        int (*project)(const cg_model *m, double t, const double *x, const double *p,
+                       const double *r, double tol, int maxiter, double *xout) noexcept nogil
+        size_t (*integrator_size)(const cg_model *m) noexcept nogil
+        int (*integrator_init)(cg_integrator *s, const cg_model *m, int method, double t0,
+                               const double *x0, const double *p, int n_table,
+                               const double *t_table, const double *r_table, double rtol,
+                               double atol, double dt) noexcept nogil
+        int (*integrate_to)(cg_integrator *s, double t_out, double *x_out) noexcept nogil
+        void (*integrator_stats)(const cg_integrator *s, long *steps, long *rejected,
+                                 long *nfev, double *t) noexcept nogil
+        void (*integrator_set)(cg_integrator *s, long max_steps, int hold, long pause) noexcept nogil
     ctypedef struct cg_model:
         int abi_version
         const char *name
@@ -32,41 +56,22 @@ cdef extern from "cg_model.h":
         const char * const * state_names
         const char * const * constant_names
         const char * const * specified_names
+        const cg_runtime *runtime
     int CG_ABI_VERSION
     int CG_ERR_INPUT, CG_ERR_MASS, CG_ERR_SVD, CG_ERR_KINEMATICS, CG_PAUSED, CG_N_METHODS
     int CG_SYMMETRIC
 
 cdef extern from "cg_runtime.h" nogil:
-    ctypedef struct cg_integrator:
-        pass
+    const cg_runtime cg_runtime_shared
     const char *cg_status_message(int code)
     const char *cg_method_name(int method)
     int cg_check_model(const cg_model *m)
-    int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
-               double *dx)
-    void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
-                        const double *r, double *M)
-    void cg_forcing(const cg_model *m, double t, const double *x, const double *p,
-                    const double *r, double *F)
-    int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
-                             const double *r, double *lam)
-    void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
-                      const double *r, double *res)
-    int cg_project(const cg_model *m, double t, const double *x, const double *p,
-                   const double *r, double tol, int maxiter, double *xout)
-    size_t cg_integrator_size(const cg_model *m)
-    int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
-                           const double *x0, const double *p, int n_table, const double *t_table,
-                           const double *r_table, double rtol, double atol, double dt)
-    int cg_integrate_to(cg_integrator *s, double t_out, double *x_out)
-    void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
-                             double *t)
-    void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause)
     void cg_rhs_cb(double t, double *u, double *du, void *data)
 
 import numpy as np
 
 from codegen.errors import CacheError, ConvergenceError, DynamicsError
+from codegen.result import SimulationResult
 
 cnp.import_array()
 
@@ -138,6 +143,8 @@ cdef class Dynamics:
     alive as long as this object.
     """
     cdef const cg_model *m
+    cdef const cg_runtime *rt          # the model's own (fused) runtime, else the shared one
+    cdef readonly bint fused
     cdef readonly size_t integrator_size
     cdef readonly size_t model_address
     cdef readonly int nq, nu, nx, np, nr, nc, nh
@@ -169,7 +176,9 @@ cdef class Dynamics:
         self.operation_count = self.m.operation_count
         self.mass_failure = ("the mass matrix is not positive definite" if self.symmetric
                              else "the mass matrix is singular")
-        self.integrator_size = cg_integrator_size(self.m)
+        self.fused = self.m.runtime != NULL
+        self.rt = self.m.runtime if self.fused else &cg_runtime_shared
+        self.integrator_size = self.rt.integrator_size(self.m)
 
     @property
     def rhs_address(self):
@@ -246,7 +255,7 @@ cdef class Dynamics:
                   and cnp.PyArray_DIM(<cnp.ndarray>out, 0) == self.nx):
             raise ValueError(f"{self.name}: out must be a writable contiguous float64 "
                              f"array of length {self.nx} in native byte order")
-        cdef int code = cg_rhs(self.m, t, _data(x), _data(p), _data(r),
+        cdef int code = self.rt.rhs(self.m, t, _data(x), _data(p), _data(r),
                                <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
@@ -262,11 +271,11 @@ cdef class Dynamics:
         out = np.empty(shape)
         cdef double *o = <double *>cnp.PyArray_DATA(<cnp.ndarray>out)
         if which == 0:
-            cg_mass_matrix(self.m, t, _data(x), _data(p), _data(r), o)
+            self.rt.mass_matrix(self.m, t, _data(x), _data(p), _data(r), o)
         elif which == 1:
-            cg_forcing(self.m, t, _data(x), _data(p), _data(r), o)
+            self.rt.forcing(self.m, t, _data(x), _data(p), _data(r), o)
         else:
-            cg_residuals(self.m, t, _data(x), _data(p), _data(r), o)
+            self.rt.residuals(self.m, t, _data(x), _data(p), _data(r), o)
         return out
 
     def mass_matrix(self, double t, x, p, r=None):
@@ -289,7 +298,7 @@ cdef class Dynamics:
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
         out = np.empty(self.nc)
-        cdef int code = cg_constraint_forces(self.m, t, _data(x), _data(p), _data(r),
+        cdef int code = self.rt.constraint_forces(self.m, t, _data(x), _data(p), _data(r),
                                              <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
@@ -312,7 +321,7 @@ cdef class Dynamics:
         if not (tol > 0):
             raise ValueError(f"{self.name}: tol must be positive, got {tol}")
         out = np.empty(self.nx)
-        cdef int it = cg_project(self.m, t, _data(x), _data(p), _data(r), tol, maxiter,
+        cdef int it = self.rt.project(self.m, t, _data(x), _data(p), _data(r), tol, maxiter,
                                  <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if it == -2:
             if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()):
@@ -418,7 +427,6 @@ cdef class Dynamics:
         part computed, with status -1. A model with run-time constraints must
         start on them (to 1e-6): project(x0, p) gives the nearest such state.
         """
-        from codegen.runtime import SimulationResult
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         x0 = self._vector(x0, self.nx, "x0").copy()
         p = self._vector(p, self.np, "p")
@@ -429,13 +437,13 @@ cdef class Dynamics:
         cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
         cdef double[::1] tv = t_eval
         cdef double[:, ::1] xv = xs
-        cdef int code = cg_integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
+        cdef int code = self.rt.integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
                                            len(times) if self.nr else 0, _data(times),
                                            _data(values), rtol, atol,
                                            float(dt) if dt is not None else 0.0)
         if code:
             self._fail(code, t0, x0, p, values[0] if self.nr else None)
-        cg_integrator_set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
+        self.rt.integrator_set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
         bar = _progress_bar(self.name, t0, t1) if progress else None
         cdef Py_ssize_t k, done = 0
         cdef long steps = 0, rejected = 0, nfev = 0
@@ -445,9 +453,9 @@ cdef class Dynamics:
             for k in range(len(t_eval)):
                 while True:
                     with nogil:
-                        code = cg_integrate_to(s, tv[k], &xv[k, 0])
+                        code = self.rt.integrate_to(s, tv[k], &xv[k, 0])
                     if bar is not None:
-                        cg_integrator_stats(s, &steps, &rejected, &nfev, &t_now)
+                        self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
                         bar.update(min(t_now, t1) - t0 - bar.n)
                     PyErr_CheckSignals()
                     if code != CG_PAUSED:
@@ -461,7 +469,7 @@ cdef class Dynamics:
         finally:
             if bar is not None:
                 bar.close()
-        cg_integrator_stats(s, &steps, &rejected, &nfev, &t_now)
+        self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
         return SimulationResult(t=t_eval[:done].copy(), x=xs[:done].copy(), states=list(self.states),
                                 status=status, message=status_message(status),
                                 nsteps=steps, nrejected=rejected, nfev=nfev, method=method)
@@ -488,11 +496,12 @@ cdef class Dynamics:
         cdef double[:, ::1] xv = X, pv = Pm, rv = Rm, ov = out
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
         cdef const cg_model *model = self.m
+        cdef const cg_runtime *rt = self.rt
         cdef int np_ = self.np
         if n == 0:
             return out
         for i in prange(n, nogil=True, schedule="static"):
-            codes[i] = cg_rhs(model, t, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], &rv[i, 0],
+            codes[i] = rt.rhs(model, t, &xv[i, 0], &pv[i, 0] if np_ else &_EMPTY[0], &rv[i, 0],
                               &ov[i, 0])
         bad = np.flatnonzero(np.asarray(codes))
         if len(bad):
@@ -556,6 +565,7 @@ cdef class Dynamics:
         cdef int meth = METHODS[method], nr_table = 1 if self.nr else 0, code, np_ = self.np
         cdef double h = float(dt) if dt is not None else 0.0
         cdef const cg_model *model = self.m
+        cdef const cg_runtime *rt = self.rt
         cdef cg_integrator *s
         cdef double start = t0
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
@@ -564,14 +574,14 @@ cdef class Dynamics:
                 codes[i] = -1                          # interrupted before it started
                 continue
             s = <cg_integrator *>(base + threadid() * size)
-            code = cg_integrator_init(s, model, meth, start, &xv[i, 0],
+            code = rt.integrator_init(s, model, meth, start, &xv[i, 0],
                                       &pv[i, 0] if np_ else &_EMPTY[0], nr_table, &t_table[0],
                                       &rv[i, 0], rtol, atol, h)
             if code == 0:
-                cg_integrator_set(s, max_steps, 1, PAUSE_STEPS)
+                rt.integrator_set(s, max_steps, 1, PAUSE_STEPS)
                 for k in range(m):
                     while True:
-                        code = cg_integrate_to(s, tv[k], &ov[i, k, 0])
+                        code = rt.integrate_to(s, tv[k], &ov[i, k, 0])
                         if code != CG_PAUSED:
                             break
                         if threadid() == 0:            # the calling thread, where signals land

@@ -294,13 +294,14 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
                   options: Options = Options()) -> tuple:
     """(neutral equations, Sources) of a model: everything short of compiling."""
     eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
-    sources = emit(build_programs(eq, options.unrolled_limit), eq, name, options.rank_rtol)
+    sources = emit(build_programs(eq, options.unrolled_limit), eq, name, options.rank_rtol,
+                   options.fused)
     return eq, sources
 
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
              flags=None, force: bool = False, rank_rtol: float = 1e-9, recursive=None,
-             unrolled_limit: int = 8000):
+             unrolled_limit: int = 8000, fused: bool = False):
     """Generate, compile and load the dynamics of a formed model.
 
     Parameters
@@ -318,7 +319,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         Parent folder; the model goes to ``output_dir/name/``.
     force : bool
         Rebuild even if the cache has this model.
-    flags, rank_rtol, recursive, unrolled_limit
+    flags, rank_rtol, recursive, unrolled_limit, fused
         The code-generation options (see :class:`codegen.options.Options`);
         flags default to ``PORTABLE_FLAGS``, ``host_flags()`` adds -march=native.
 
@@ -329,7 +330,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         ``constants``, ``specifieds``, ``source_dir`` (see :class:`codegen.runtime.CompiledModel`).
     """
     options = Options(flags=PORTABLE_FLAGS if flags is None else flags, rank_rtol=rank_rtol,
-                      recursive=recursive, unrolled_limit=unrolled_limit)
+                      recursive=recursive, unrolled_limit=unrolled_limit, fused=fused)
     t0 = time.perf_counter()
     eq, sources = model_sources(eom, name, constants, specifieds, options)
     target = _prepare_dir(output_dir, name)

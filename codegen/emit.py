@@ -25,7 +25,8 @@ from . import __version__
 from .eom import EquationsOfMotion
 from .kernel import Program
 
-__all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "runtime_sources"]
+__all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
+           "runtime_sources"]
 
 
 def _template_dir() -> Path:
@@ -47,23 +48,29 @@ def runtime_sources() -> dict:
             if p.suffix in (".c", ".h")}
 
 
+#: the runtime's translation units (cg_fused.c is included by a fused model instead)
+RUNTIME_C = tuple(sorted(p.name for p in RUNTIME_DIR.glob("cg_*.c") if p.name != "cg_fused.c"))
+
+
 def _comment(text) -> str:
     """text safe inside a C comment."""
     return str(text).replace("*/", "* /").replace("/*", "/ *")
 
 
 @lru_cache(maxsize=None)
-def _environment():
+def environment(*extra_dirs):
+    """The Jinja2 environment of templates/ (and extra_dirs, searched first):
+    StrictUndefined, and the filter ``comment`` (text safe inside /* */)."""
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
-    env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), undefined=StrictUndefined,
-                      keep_trailing_newline=True, autoescape=False)
+    env = Environment(loader=FileSystemLoader([str(d) for d in extra_dirs] + [str(TEMPLATE_DIR)]),
+                      undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False)
     env.filters["comment"] = _comment
     return env
 
 
 def render(template: str, **data) -> str:
     """A template of templates/ rendered with data (a missing name is an error)."""
-    return _environment().get_template(template).render(**data)
+    return environment().get_template(template).render(**data)
 
 
 class _Printer(C99CodePrinter):
@@ -168,28 +175,20 @@ def _trig_plan(program: Program) -> dict:
     return plan
 
 
-#: each kind of generated function: the arrays it reads and writes (cg_model.h's typedefs)
-_READ = ["double t", "const double *x", "const double *p", "const double *r"]
-_KINDS = {
-    "eval": (_READ, ["qd", "M", "F", "A", "Bd", "S"]),
-    "tree": (_READ, ["qd", "ud", "D"]),
-    "ldl": (["const double *M"], ["F", "D"]),
-    "position": (_READ, ["f", "fq"]),
-    "velocity": (_READ, ["A", "B"]),
-}
+#: the output arrays of each kind of generated function (cg_model.h's typedefs; the
+#: parameter lists themselves are function.j2's)
+_WRITES = {"eval": ["qd", "M", "F", "A", "Bd", "S"], "tree": ["qd", "ud", "D"],
+           "ldl": ["F", "D"], "position": ["f", "fq"], "velocity": ["A", "B"]}
 
 
 def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
-    """One function's data for model.c.j2. All inputs are read before any
-    output is written, so an array may be both (the unrolled solve's F)."""
+    """One function's data for function.j2: which arrays it leaves unused, its
+    input reads, and its statements (sin/cos pairs first), expressions printed.
+    All inputs are read before any output is written, so an array may be both
+    (the unrolled solve's F)."""
     printer = _Printer(program.names)
-    reads, writes = _KINDS[kind]
     written = {array for array, _ in program.outputs}
-    read_names = [r.split("*")[-1].split()[-1] for r in reads]
-    parameters = reads + [f"double *{a}" for a in writes if a not in read_names]
-    unused = [n for n in read_names if kind != "ldl"] + [a for a in writes if a not in written]
-    if kind == "ldl":        # F is read through the inputs and written as the output
-        parameters = ["const double *M", "double *F", "double *D"]
+    unused = [a for a in _WRITES[kind] if a not in written]
     plan = _trig_plan(program)
 
     def sincos(k):
@@ -199,30 +198,28 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
             for arg in group:
                 ks.append(len(printer.trig))
                 printer.trig[arg] = ks[-1]
-            groups.append(dict(declare=", ".join(f"cg_s{i}, cg_c{i}" for i in ks),
-                               args=[printer.doprint(a) for a in group],
-                               outputs=[f"&cg_{c}{i}" for i in ks for c in "sc"]))
+            groups.append(dict(ks=ks, args=[printer.doprint(a) for a in group]))
         return groups
     statements, k = [], 0
     for sym, expr in program.temporaries:
-        groups = sincos(k)
-        statements.append(dict(sincos=groups, header="", lhs=f"const double {printer.doprint(sym)}",
-                               rhs=printer.doprint(expr)))
+        statements.append(dict(sincos=sincos(k), temporary=printer.doprint(sym), array="",
+                               index=0, rhs=printer.doprint(expr)))
         k += 1
     for array, exprs in program.outputs:
         for i, e in enumerate(exprs):
-            groups = sincos(k)
-            statements.append(dict(sincos=groups, header=array if i == 0 else "",
-                                   lhs=f"{array}[{i}]", rhs=printer.doprint(e)))
+            statements.append(dict(sincos=sincos(k), temporary="", array=array, index=i,
+                                   rhs=printer.doprint(e)))
             k += 1
-    inputs = [dict(cname=i.name, array=i.array, index=i.index, label=_comment(i.label))
+    inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
               for i in program.inputs]
-    return dict(symbol=symbol, comment=_comment(comment), parameters=parameters, unused=unused,
-                inputs=inputs, temporaries=bool(program.temporaries), statements=statements)
+    return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
+                temporaries=bool(program.temporaries), statements=statements)
 
 
-def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9) -> Sources:
-    """<name>.c and <name>.h from the programs of kernel.build_programs."""
+def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9,
+         fused: bool = False) -> Sources:
+    """<name>.c and <name>.h from the programs of kernel.build_programs; fused: the
+    runtime compiled into the model's file (see templates/runtime/cg_fused.c)."""
     c = eom.constraints
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"
     functions = [_function("eval", f"{name}_eval", programs["eval"],
@@ -252,13 +249,13 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
     flags = [f for f, on in (("CG_SYMMETRIC", eom.symmetric), ("CG_TREE", tree),
                              ("CG_UNROLLED", solve)) if on]
     data = dict(
-        name=name, NAME=name.upper(), version=__version__, origin=_comment(eom.origin or "a SymPy model"),
+        name=name, NAME=name.upper(), version=__version__, origin=eom.origin or "a SymPy model",
         nq=eom.nq, nu=eom.nu, nc=c.nc if c else 0, nh=c.nh if c else 0,
         nm=eom.nu * (eom.nu + 1) // 2 if eom.symmetric else eom.nu * eom.nu,
         state_names=eom.state_names, constant_names=eom.constant_names,
         specified_names=eom.specified_names, solver=solver, operation_count=ops,
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
-        functions=functions,
+        functions=functions, fused=fused,
         pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity")])
     files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import __version__
 from .abi import METHODS
 from .build import _prepare_dir, _shared_suffix, compile_library, model_sources, sources_key
-from .emit import RUNTIME_DIR, TEMPLATE_DIR, render, runtime_sources
+from .emit import RUNTIME_C, TEMPLATE_DIR, render, runtime_sources
 from .options import PORTABLE_FLAGS, Options
 
 __all__ = ["export_c", "export_fmu", "CS_METHODS"]
@@ -51,9 +51,10 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
     descriptor ``<name>_model()``), the runtime (``cg_runtime.h`` with its
     API: cg_rhs, cg_mass_matrix, the integrators; ``cg_model.h``, the
-    descriptor's type; ``cg_*.c``), and with ``driver=True``
-    ``<name>_driver.c``, a fixed-step RK4 example program (its usage is at
-    its top). Compile everything together: ``cc -O2 *.c -lm``. The code is
+    descriptor's type; ``cg_*.c``, of which ``cg_fused.c`` is only for fused
+    builds), and with ``driver=True`` ``<name>_driver.c``, a fixed-step RK4
+    example program (its usage is at its top). Compile the model with the
+    runtime: ``cc -O2 <name>.c <name>_driver.c $(ls cg_*.c | grep -v fused) -lm``. The code is
     reentrant (no globals but constant tables, no static buffers, no
     allocation). All files are written or none; nothing is written if the
     model is refused. Returns the folder.
@@ -93,8 +94,7 @@ def _model_description(eq, name, guid, start, doc) -> bytes:
                            canInterpolateInputs="false", maxOutputDerivativeOrder="0"))
     for kind in kinds:
         files = ET.SubElement(kind, "SourceFiles")
-        for f in [f"{name}.c", f"{name}_fmi2.c"] + sorted(
-                p.name for p in RUNTIME_DIR.glob("cg_*.c")):
+        for f in [f"{name}.c", f"{name}_fmi2.c", *RUNTIME_C]:
             ET.SubElement(files, "File", name=f)
     ET.SubElement(root, "DefaultExperiment", startTime="0", stopTime="1")
     variables = ET.SubElement(root, "ModelVariables")
@@ -201,8 +201,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         files = dict(sources.files)
         files.update(runtime_sources())
         files[f"{name}_fmi2.c"] = wrapper
-        c_files = [f"{name}.c", f"{name}_fmi2.c"] + sorted(f for f in files if f.startswith("cg_")
-                                                          and f.endswith(".c"))
+        c_files = [f"{name}.c", f"{name}_fmi2.c", *RUNTIME_C]
         lib = compile_library(files, c_files, name, options.flags, target,
                               include_dirs=[TEMPLATE_DIR / "fmi2"], what=f"FMU {name!r}",
                               failed_dir=parent / f"{name}.fmu-failed-build")

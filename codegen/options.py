@@ -23,11 +23,16 @@ class Options:
     values of A below rank_rtol times the largest count as zero. recursive: the
     articulated-body recursion for trees of bodies (None: for particles,
     True: for rigid bodies too, False: never). unrolled_limit: above this many
-    multiply-adds the L D Lᵀ solve is a loop instead of straight-line code."""
+    multiply-adds the L D Lᵀ solve is a loop instead of straight-line code.
+    fused: compile the runtime into the model's own library, specialized for
+    it (the model's functions inline into the right-hand side, the
+    integrators' loops get fixed bounds): faster to run, slower to build (see
+    the performance notes)."""
     flags: tuple = PORTABLE_FLAGS
     rank_rtol: float = 1e-9
     recursive: bool | None = None
     unrolled_limit: int = 8000
+    fused: bool = False
 
     def __post_init__(self):
         flags = self.flags
@@ -39,6 +44,8 @@ class Options:
             raise ValueError(f"rank_rtol must be a number in (0, 1), got {self.rank_rtol!r}")
         if self.recursive not in (None, True, False):
             raise TypeError(f"recursive must be None, True or False, got {self.recursive!r}")
+        if self.fused not in (True, False):
+            raise TypeError(f"fused must be True or False, got {self.fused!r}")
         if not (isinstance(self.unrolled_limit, int) and self.unrolled_limit >= 0):
             raise ValueError(f"unrolled_limit must be a non-negative integer, got "
                              f"{self.unrolled_limit!r}")
@@ -46,4 +53,5 @@ class Options:
     def key(self) -> str:
         """A stable text of every field, for the cache key."""
         return (f"flags={' '.join(self.flags)}; rank_rtol={self.rank_rtol!r}; "
-                f"recursive={self.recursive!r}; unrolled_limit={self.unrolled_limit}")
+                f"recursive={self.recursive!r}; unrolled_limit={self.unrolled_limit}; "
+                f"fused={self.fused}")

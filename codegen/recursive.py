@@ -190,13 +190,25 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
         return None
 
 
-def tree_program(eom) -> Program | None:
-    """q' and u' of a tree-structured model in one straight-line program.
+class _Definitions:
+    """The program's temporaries as the recursion defines them (cg_<label> each)."""
 
-    One CSE over q' and the tree's inputs (s, X, W, h, Q); the recursion
-    follows as further temporaries. Outputs: qd, ud and D (the pivots, each
-    > 0 for a positive definite M). None if a joint's D is zero by structure
-    (the dense solve then reports the singular M at run time)."""
+    def __init__(self):
+        self.temps, self.names = [], {}
+
+    def __call__(self, label, expr):
+        expr = sm.sympify(expr)
+        if expr.is_number or expr.is_Symbol:
+            return expr
+        s = sm.Symbol(f"cg_{label}", real=True)
+        self.names[s] = str(s)
+        self.temps.append((s, expr))
+        return s
+
+
+def _tree_inputs(eom, define):
+    """(program, q', S, X, W, h, Q): one CSE over q' and the tree's inputs (s, X, W, h, Q),
+    whose temporaries start define's; each non-numeric entry then a named temporary."""
     tree = eom.tree
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
@@ -211,18 +223,7 @@ def tree_program(eom) -> Program | None:
     prog = make_program(eom, [("qd", list(eom.qdot)), ("base", base),
                               ("Q", [tree.Q[j] for j in qpos])])
     out = dict(prog.outputs)
-    temps = list(prog.temporaries)
-    names = dict(prog.names)
-
-    def define(label, expr):
-        expr = sm.sympify(expr)
-        if expr.is_number or expr.is_Symbol:
-            return expr
-        s = sm.Symbol(f"cg_{label}", real=True)
-        names[s] = str(s)
-        temps.append((s, expr))
-        return s
-
+    define.temps, define.names = list(prog.temporaries), dict(prog.names)
     vals = {}
     for (k, name, i), e in zip(where, out["base"]):
         vals[k, name, i] = define(f"{name}{k}_{i}", e)
@@ -232,21 +233,25 @@ def tree_program(eom) -> Program | None:
 
     def get(k, name, flat):
         return [vals.get((k, name, i), sm.sympify(e)) for i, e in enumerate(flat)]
-
     nodes = tree.nodes
-    n = len(nodes)
     S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
          for k, nd in enumerate(nodes)]
     h = [get(k, "h", nd.h) for k, nd in enumerate(nodes)]
     X = [sm.Matrix(len(nd.rows), len(nodes[nd.parent].rows) if nd.parent >= 0 else 0,
                    get(k, "X", [e for row in nd.X for e in row])) for k, nd in enumerate(nodes)]
-    Iacc = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
-            for k, nd in enumerate(nodes)]
-    pacc = [sm.Matrix(h[k]) for k in range(n)]
-    Y, z = [None] * n, [None] * n
-    D = [None] * len(Q)
-    has_children = {nd.parent for nd in nodes}
-    for k in reversed(range(n)):               # tips inward
+    W = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
+         for k, nd in enumerate(nodes)]
+    return prog, out["qd"], S, X, W, h, Q
+
+
+def _inward(nodes, S, X, W, h, Q, define):
+    """Tips to root: each body's articulated inertia and bias, U = I s, D = sᵀ U
+    (factored), z = D⁻¹ ρ and Y = D⁻¹ Uᵀ. Returns (z, Y, D) or None if a joint has no
+    inertia by structure."""
+    n = len(nodes)
+    Iacc, pacc = list(W), [sm.Matrix(h[k]) for k in range(n)]
+    Y, z, D = [None] * n, [None] * n, [None] * len(Q)
+    for k in reversed(range(n)):
         nd, m = nodes[k], len(nodes[k].rows)
         upper = {(i, c): define(f"I{k}_{i}_{c}", Iacc[k][i, c]) for i in range(m) for c in range(i, m)}
         Ik = sm.Matrix(m, m, lambda i, c: upper[min(i, c), max(i, c)])
@@ -269,7 +274,7 @@ def tree_program(eom) -> Program | None:
         factors = ldl_factor({(i, c): Dk[i, c] for i in range(Dk.rows) for c in range(i + 1)},
                              Dk.rows, define, f"{k}_")
         if factors is None:
-            return None                        # a joint with no inertia by structure
+            return None
         for j, d in zip(nd.speeds, factors[1]):
             D[j] = d
         rho = [Q[j] - v for j, v in zip(nd.speeds, S[k].T * pk)]
@@ -289,10 +294,14 @@ def tree_program(eom) -> Program | None:
             pt = pk + U * z[k]
             Iacc[nd.parent] += X[k].T * It * X[k]
             pacc[nd.parent] += X[k].T * pt
-    A = [None] * n
-    ud = [None] * len(Q)
-    for k in range(n):                         # root outward
-        nd = nodes[k]
+    return z, Y, D
+
+
+def _outward(nodes, S, X, z, Y, nspeeds, define):
+    """Root to tips: u'_j = z - Y X A_parent for each body's speeds, A = X A_parent + s u'."""
+    has_children = {nd.parent for nd in nodes}
+    A, ud = [None] * len(nodes), [None] * nspeeds
+    for k, nd in enumerate(nodes):
         XA = X[k] * A[nd.parent] if nd.parent >= 0 else sm.zeros(len(nd.rows), 1)
         acc = z[k] - Y[k] * XA
         for a, j in enumerate(nd.speeds):
@@ -300,6 +309,24 @@ def tree_program(eom) -> Program | None:
         if k in has_children:
             A[k] = sm.Matrix([define(f"A{k}_{i}", v) for i, v in
                               enumerate(XA + S[k] * sm.Matrix([ud[j] for j in nd.speeds]))])
-    outputs = [("qd", out["qd"]), ("ud", ud), ("D", D)]
-    return Program(inputs=prog.inputs, names=names, temporaries=live_temporaries(temps, outputs),
-                   outputs=outputs)
+    return ud
+
+
+def tree_program(eom) -> Program | None:
+    """q' and u' of a tree-structured model in one straight-line program.
+
+    One CSE over q' and the tree's inputs (s, X, W, h, Q); the inward and the
+    outward pass of the recursion follow as further temporaries. Outputs: qd,
+    ud and D (the pivots, each > 0 for a positive definite M). None if a
+    joint's D is zero by structure (the dense solve then reports the singular
+    M at run time)."""
+    define = _Definitions()
+    prog, qd, S, X, W, h, Q = _tree_inputs(eom, define)
+    passed = _inward(eom.tree.nodes, S, X, W, h, Q, define)
+    if passed is None:
+        return None
+    z, Y, D = passed
+    ud = _outward(eom.tree.nodes, S, X, z, Y, len(Q), define)
+    outputs = [("qd", qd), ("ud", ud), ("D", D)]
+    return Program(inputs=prog.inputs, names=define.names,
+                   temporaries=live_temporaries(define.temps, outputs), outputs=outputs)

@@ -2,36 +2,14 @@
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ._runtime import Dynamics
+from .result import SimulationResult
 
 __all__ = ["CompiledModel", "SimulationResult"]
-
-
-@dataclass
-class SimulationResult:
-    """What CompiledModel.simulate returns: x[k] is the state at t[k]."""
-    t: np.ndarray
-    x: np.ndarray
-    states: list
-    status: int            # 0 = ok, -1 = interrupted, else an error code of the C integrator
-    message: str
-    nsteps: int            # accepted steps
-    nrejected: int
-    nfev: int              # rhs evaluations
-    method: str
-
-    @property
-    def success(self) -> bool:
-        return self.status == 0
-
-    def __getitem__(self, name: str):
-        """The trajectory of one state by name."""
-        return self.x[:, self.states.index(name)]
 
 
 class CompiledModel:

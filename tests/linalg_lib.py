@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen.build import compile_library
-from codegen.emit import RUNTIME_DIR, TEMPLATE_DIR, _function
+from codegen.emit import RUNTIME_DIR, _function, environment
 from codegen.solve import ldl_program
 
 HERE = Path(__file__).with_name("c")
@@ -21,13 +21,10 @@ LDL_ZEROS = {(2, 1), (3, 0), (3, 1), (3, 2), (5, 3), (6, 0)}
 def ldl_source() -> str:
     """The unrolled solve rendered by the model template's own function macro."""
     import sympy as sm
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
     mass = [sm.S.Zero if (i, j) in LDL_ZEROS else sm.Symbol(f"m{i}{j}")
             for i in range(LDL_N) for j in range(i + 1)]
     f = _function("ldl", "cgtl_ldl", ldl_program(mass, LDL_N), "unrolled LDL^T")
-    env = Environment(loader=FileSystemLoader([str(HERE), str(TEMPLATE_DIR)]),
-                      undefined=StrictUndefined)
-    return env.get_template("ldl_rendered.c.j2").render(n=LDL_N, f=f)
+    return environment(HERE).get_template("ldl_rendered.c.j2").render(n=LDL_N, f=f)
 
 
 def build(folder: Path):

@@ -6,6 +6,30 @@
 
 #include <math.h>
 #include <string.h>
+
+/* A fused build (codegen.Options(fused=True)) compiles the runtime into the
+   model's own file: CG_FUSED names the model's descriptor, every runtime
+   function is static, and the model and its sizes are compile-time constants
+   to every loop and call (see cg_fused.c). */
+#ifdef CG_FUSED
+#if defined(__GNUC__)
+#define CG_API static __attribute__((unused))
+#else
+#define CG_API static
+#endif
+#define CG_API_DATA static
+#define CG_MODEL(m) (&CG_FUSED)
+#define CG_FIX_MODEL(m) ((m) = &CG_FUSED)
+#else
+#define CG_API
+#define CG_API_DATA
+#define CG_MODEL(m) (m)
+#define CG_FIX_MODEL(m) ((void)0)
+#endif
+/* the model an integrator runs, and its number of states */
+#define CG_SM(s) CG_MODEL((s)->m)
+#define CG_NX(s) (CG_SM(s)->nx)
+
 #include "cg_runtime.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -18,26 +42,26 @@
 #define CG_LEN(n) ((n) > 0 ? (n) : 1)
 
 /* ---- cg_linalg.c ---- */
-int cg_lu_decompose(int n, double *A, int *piv);
-void cg_lu_backsolve(int n, const double *A, const int *piv, double *b);
-int cg_cholesky_solve(int n, double *A, double *b, double *inv);
-void cg_packed_matvec(int n, const double *A, const double *x, double *y);
-void cg_unpack(int n, const double *A, double *M);
-int cg_svd(int m, int n, double *A, double *V, double *s);
-int cg_rank(int n, const double *s, double rtol);
-void cg_pinv_apply(int m, int n, int r, const double *US, const double *V, const double *s,
+CG_API int cg_lu_decompose(int n, double *A, int *piv);
+CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b);
+CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv);
+CG_API void cg_packed_matvec(int n, const double *A, const double *x, double *y);
+CG_API void cg_unpack(int n, const double *A, double *M);
+CG_API int cg_svd(int m, int n, double *A, double *V, double *s);
+CG_API int cg_rank(int n, const double *s, double rtol);
+CG_API void cg_pinv_apply(int m, int n, int r, const double *US, const double *V, const double *s,
                    const double *b, double *x);
-void cg_pinv_transpose_apply(int m, int n, int r, const double *US, const double *V,
+CG_API void cg_pinv_transpose_apply(int m, int n, int r, const double *US, const double *V,
                              const double *s, const double *g, double *y);
-void cg_damped_pinv_add(int m, int n, int r, const double *US, const double *V, const double *s,
+CG_API void cg_damped_pinv_add(int m, int n, int r, const double *US, const double *V, const double *s,
                         double mu, const double *b, double *x);
 
 /* ---- cg_dynamics.c ---- */
-int cg_all_finite(const double *v, int n);
-int cg_finite_inputs(const cg_model *m, double t, const double *x, const double *p,
+CG_API int cg_all_finite(const double *v, int n);
+CG_API int cg_finite_inputs(const cg_model *m, double t, const double *x, const double *p,
                      const double *r);
 /* cg_rhs without the input check: the integrators check their inputs once per run */
-int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
+CG_API int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *dx);
 
 /* ---- the integrators (cg_explicit.c, cg_rosenbrock.c, cg_bdf.c, cg_integrate.c) ---- */
@@ -66,22 +90,35 @@ struct cg_integrator {
     int *piv;
 };
 
-int cg_f(cg_integrator *s, double t, const double *x, double *dx);
-double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
+CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
+CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);
-int cg_first_step(cg_integrator *s, int p);
-int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted);
-int cg_rejected(cg_integrator *s, double h, double err, double fac, int *accepted);
-int cg_rk4_step(cg_integrator *s, double h);
-int cg_dopri5_step(cg_integrator *s, int *accepted);
-int cg_jacobian(cg_integrator *s, int with_dt);
-int cg_lu_w(cg_integrator *s, double diag);
-int cg_after_singular(const cg_integrator *s);
+CG_API int cg_first_step(cg_integrator *s, int p);
+CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted);
+CG_API int cg_rejected(cg_integrator *s, double h, double err, double fac, int *accepted);
+CG_API int cg_rk4_step(cg_integrator *s, double h);
+CG_API int cg_dopri5_step(cg_integrator *s, int *accepted);
+CG_API int cg_jacobian(cg_integrator *s, int with_dt);
+CG_API int cg_lu_w(cg_integrator *s, double diag);
+CG_API int cg_after_singular(const cg_integrator *s);
 
-typedef struct cg_tableau cg_tableau;
+/* A four-stage linearly implicit method in the W-form of Hairer & Wanner
+   (IV.7.25): W g_i = f(t + t_i h, x + sum_j a_ij g_j) + sum_j c_ij g_j / h
+   + d_i h df/dt with W = I / (gam h) - J; x_new = x + sum_i m_i g_i, error
+   estimate sum_i e_i g_i (cg_rosenbrock.c). */
+typedef struct cg_tableau {
+    double gam, a[4][3], c[4][3], t[4], d[4], m[4], e[4];
+    double err_exp;        /* -1 / (order of the estimate + 1) */
+    int reuse_f4;          /* the last stage evaluates f where the third did */
+    int keep_j;            /* a W-method: J kept over steps, and W with it while h stays */
+} cg_tableau;
+#ifdef CG_FUSED
+static const cg_tableau cg_ros4, cg_ros34pw2;
+#else
 extern const cg_tableau cg_ros4, cg_ros34pw2;
-int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepted);
-int cg_bdf_step(cg_integrator *s, int *accepted);
-void cg_bdf_dense(const cg_integrator *s, double t_out, double *x_out);
+#endif
+CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepted);
+CG_API int cg_bdf_step(cg_integrator *s, int *accepted);
+CG_API void cg_bdf_dense(const cg_integrator *s, double t_out, double *x_out);
 
 #endif /* CG_INTERNAL_H */

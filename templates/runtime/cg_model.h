@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 1
+#define CG_ABI_VERSION 2
 
 /* X(symbol, value, message): the status codes of every runtime function */
 #define CG_STATUS_LIST(X) \
@@ -71,6 +71,36 @@ typedef void (*cg_position_fn)(double t, const double *x, const double *p, const
 typedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r,
                                double *A, double *B);
 
+struct cg_model;
+struct cg_integrator;
+
+/* The runtime's entry points as a table (their meaning: cg_runtime.h). The
+   shared runtime's is cg_runtime_shared; a fused build carries its own,
+   specialized for the model, in its descriptor. */
+typedef struct cg_runtime {
+    int (*rhs)(const struct cg_model *m, double t, const double *x, const double *p,
+               const double *r, double *dx);
+    void (*mass_matrix)(const struct cg_model *m, double t, const double *x, const double *p,
+                        const double *r, double *M);
+    void (*forcing)(const struct cg_model *m, double t, const double *x, const double *p,
+                    const double *r, double *F);
+    int (*constraint_forces)(const struct cg_model *m, double t, const double *x,
+                             const double *p, const double *r, double *lambda);
+    void (*residuals)(const struct cg_model *m, double t, const double *x, const double *p,
+                      const double *r, double *res);
+    int (*project)(const struct cg_model *m, double t, const double *x, const double *p,
+                   const double *r, double tol, int maxiter, double *xout);
+    size_t (*integrator_size)(const struct cg_model *m);
+    int (*integrator_init)(struct cg_integrator *s, const struct cg_model *m, int method,
+                           double t0, const double *x0, const double *p, int n_table,
+                           const double *t_table, const double *r_table, double rtol,
+                           double atol, double dt);
+    int (*integrate_to)(struct cg_integrator *s, double t_out, double *x_out);
+    void (*integrator_stats)(const struct cg_integrator *s, long *steps, long *rejected,
+                             long *nfev, double *t);
+    void (*integrator_set)(struct cg_integrator *s, long max_steps, int hold, long pause);
+} cg_runtime;
+
 typedef struct cg_model {
     int abi_version;                   /* CG_ABI_VERSION of the model's build */
     const char *name;
@@ -88,6 +118,7 @@ typedef struct cg_model {
     cg_ldl_fn ldl;                     /* NULL unless CG_UNROLLED */
     cg_position_fn position;           /* NULL unless nh > 0 */
     cg_velocity_fn velocity;           /* NULL unless nc > 0 */
+    const cg_runtime *runtime;         /* a fused build's own runtime, else NULL (the shared one) */
 } cg_model;
 
 #ifdef __cplusplus

@@ -15,25 +15,33 @@
 
 #include "cg_model.h"
 
+#ifndef CG_API
+#define CG_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* the shared runtime's entry points as a table (cg_model.h); a descriptor's
+   runtime, when not NULL, replaces it */
+extern const cg_runtime cg_runtime_shared;
 
 /* the text of a status code, and the name of an integration method (NULL if unknown) */
 const char *cg_status_message(int code);
 const char *cg_method_name(int method);
 
 /* CG_OK if the runtime can drive this model (its ABI version), else CG_ERR_INPUT */
-int cg_check_model(const cg_model *m);
+CG_API int cg_check_model(const cg_model *m);
 
 /* dx = [q', u'], u' solved from M u' = F (or by the model's recursion, or, with
    run-time constraints, by the SVD null-space elimination of Singh & Likins) */
-int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
+CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
            double *dx);
 /* M (nu x nu, row-major) and F (nu) */
-void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
+CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
                     const double *r, double *M);
-void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
+CG_API void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *F);
 
 /* run-time constraints (nc > 0): the multipliers lambda (nc) with A^T lambda = M u' - F;
@@ -41,11 +49,11 @@ void cg_forcing(const cg_model *m, double t, const double *x, const double *p, c
    the pseudoinverse of f_q until max|f| <= tol, then the speeds by least norm onto
    A u = B): returns the Newton iterations taken, -1 if maxiter did not reach tol, -2 for
    a non-finite value */
-int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
+CG_API int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
                          const double *r, double *lambda);
-void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
+CG_API void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
                   const double *r, double *res);
-int cg_project(const cg_model *m, double t, const double *x, const double *p, const double *r,
+CG_API int cg_project(const cg_model *m, double t, const double *x, const double *p, const double *r,
                double tol, int maxiter, double *xout);
 
 /*
@@ -69,27 +77,27 @@ int cg_project(const cg_model *m, double t, const double *x, const double *p, co
 #define CG_JAC_REUSE 20
 typedef struct cg_integrator cg_integrator;
 
-size_t cg_integrator_size(const cg_model *m);
+CG_API size_t cg_integrator_size(const cg_model *m);
 /* dt: the RK4 step; for the adaptive methods the first step (0 = automatic).
    CG_ERR_INPUT if t0, x0, p or the table is not finite (checked once, here) */
-int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
+CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
                        const double *x0, const double *p, int n_table, const double *t_table,
                        const double *r_table, double rtol, double atol, double dt);
 /* advance to t_out (forward only) and write x(t_out); the adaptive methods step past
    it and interpolate. CG_PAUSED: the call's step budget ran out; call again with the
    same t_out to go on (the steps, and so the results, are those of an unpaused run) */
-int cg_integrate_to(cg_integrator *s, double t_out, double *x_out);
+CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out);
 /* accepted steps, rejected steps, RHS evaluations and the time reached */
-void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
+CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
                          double *t);
 /* the run's step budget (default 10^7), hold = 1 (piecewise constant inputs) or 0
    (interpolated), and the steps one cg_integrate_to call may take (0 = no limit) */
-void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause);
+CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause);
 
 /* cg_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's signature):
    data = [the model's address in the first 8 bytes, p (np values), r (nr values)];
    du is NaN where cg_rhs fails, so that the calling solver stops */
-void cg_rhs_cb(double t, double *u, double *du, void *data);
+CG_API void cg_rhs_cb(double t, double *u, double *du, void *data);
 
 #ifdef __cplusplus
 }

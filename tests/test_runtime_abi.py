@@ -1,0 +1,139 @@
+"""The runtime library and the model descriptor: thin models, the ABI check, fused builds,
+options in the cache key, and stage boundaries as values."""
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from codegen import CacheError, GibbsAppellMethod, examples as ex, generate, load
+from codegen.abi import ABI_VERSION, METHODS, STATUS
+from codegen.build import _sha256, compile_library
+from codegen.emit import RUNTIME_DIR
+
+
+@pytest.fixture(scope="module")
+def pend1(tmp_path_factory):
+    model = ex.n_pendulum_on_cart(1)
+    ga = GibbsAppellMethod(**model.kwargs)
+    out = tmp_path_factory.mktemp("abi")
+    return model, ga, out, generate(ga, "pend1", output_dir=out)
+
+
+def test_the_model_file_holds_only_the_model(pend1):
+    model, ga, out, mod = pend1
+    text = (mod.source_dir / "pend1.c").read_text()
+    assert len(text.splitlines()) < 120
+    for runtime_only in ("dopri5", "cholesky", "cg_svd", "cg_integrate_to"):
+        assert runtime_only not in text.lower()
+    assert "const cg_model *pend1_model(void)" in text
+
+
+def test_the_contract_has_one_definition():
+    """Status codes and methods come from cg_model.h: the compiled runtime agrees."""
+    from codegen import _runtime
+    assert _runtime.ABI_VERSION == ABI_VERSION
+    assert _runtime.METHODS == METHODS == {"rk4": 0, "dopri5": 1, "rosenbrock": 2, "rosw": 3,
+                                           "bdf": 4}
+    for code, text in STATUS.items():
+        assert _runtime.status_message(code) == text
+
+
+def _foreign_library(folder, abi: int, with_descriptor=True):
+    """A library whose descriptor claims another ABI (or that has none)."""
+    body = ("static void ev(double t, const double *x, const double *p, const double *r, "
+            "double *qd, double *M, double *F, double *A, double *Bd, double *S) {}\n"
+            "static const cg_model d = {%d, \"pend1\", 1, 1, 2, 0, 0, 0, 0, 1, 1, 1e-9, 0, 0, 0, 0,"
+            " ev, 0, 0, 0, 0, 0};\nconst cg_model *pend1_model(void) { return &d; }\n" % abi)
+    text = '#include "cg_model.h"\n' + (body if with_descriptor else "int unrelated;\n")
+    return compile_library({"foreign.c": text}, ["foreign.c"], "foreign", ["-O0", "-w"], folder,
+                           include_dirs=[RUNTIME_DIR])
+
+
+def _swap_library(mod, built, name):
+    """Put built in place of mod's library (under a new name: a process never loads a
+    path twice), the manifest updated to match: a consistent cache of a foreign library."""
+    folder = mod.source_dir
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["files"][manifest["extension"]]
+    (folder / manifest["extension"]).unlink()
+    target = folder / f"pend1_{name}.so"
+    built.rename(target)
+    manifest["extension"] = target.name
+    manifest["files"][target.name] = _sha256(target)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_another_abi_is_refused_and_rebuilt(pend1, tmp_path):
+    model, ga, out, mod = pend1
+    again = generate(ga, "pend1", output_dir=tmp_path)
+    _swap_library(again, _foreign_library(tmp_path, ABI_VERSION + 7), "abi")
+    with pytest.raises(CacheError, match=f"built for runtime ABI {ABI_VERSION + 7}, this runtime "
+                                         f"is ABI {ABI_VERSION}: regenerate"):
+        load(again.source_dir)
+    rebuilt = generate(ga, "pend1", output_dir=tmp_path)           # the cache rebuilds it
+    x, p = np.array([0.1, 0.2, 0.3, 0.4]), np.ones(4)
+    assert np.array_equal(rebuilt.rhs(0.0, x, p, [0.0]), mod.rhs(0.0, x, p, [0.0]))
+
+
+def test_a_library_without_descriptor_is_named(pend1, tmp_path):
+    model, ga, out, mod = pend1
+    again = generate(ga, "pend1", output_dir=tmp_path)
+    _swap_library(again, _foreign_library(tmp_path, ABI_VERSION, with_descriptor=False), "none")
+    with pytest.raises(ImportError, match=r"pend1_none\.so has no descriptor pend1_model\(\)"):
+        load(again.source_dir)
+
+
+@pytest.mark.parametrize("name", ["pendulum3", "four_bar"])
+def test_fused_build_equals_the_thin_one(tmp_path, name):
+    """The runtime compiled into the model gives the same bits as the shared runtime."""
+    model = ex.n_pendulum_on_cart(3) if name == "pendulum3" else ex.four_bar()
+    ga = GibbsAppellMethod(**model.kwargs)
+    thin = generate(ga, name, output_dir=tmp_path / "thin")
+    fused = generate(ga, name, output_dir=tmp_path / "fused", fused=True)
+    assert fused.dynamics.fused and not thin.dynamics.fused and fused.key != thin.key
+    vals = dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0)
+    p = np.array([vals[c] for c in thin.constants])
+    x0 = np.array(model.initial_state, dtype=float)
+    r = [0.2] if thin.specifieds else None
+    if thin.nc:
+        x0 = thin.project(x0, p)
+        assert np.array_equal(fused.project(x0, p), thin.project(x0, p))
+        assert np.array_equal(fused.constraint_forces(0.0, x0, p), thin.constraint_forces(0.0, x0, p))
+    assert np.array_equal(fused.rhs(0.0, x0, p, r), thin.rhs(0.0, x0, p, r))
+    for method in METHODS:
+        a = thin.simulate((0, 1.0), x0, p, r, method=method, dt=1e-3)
+        b = fused.simulate((0, 1.0), x0, p, r, method=method, dt=1e-3)
+        assert a.success and b.success and a.nsteps == b.nsteps
+        assert np.array_equal(a.x, b.x), method
+
+
+def test_every_option_is_in_the_key(pend1, tmp_path):
+    """A build with other options is another library, never the cached one."""
+    model = ex.n_pendulum_on_cart(3)
+    ga = GibbsAppellMethod(**model.kwargs)
+    default = generate(ga, "opts", output_dir=tmp_path)
+    keys = {default.key}
+    for kw in (dict(recursive=False), dict(recursive=False, unrolled_limit=0), dict(fused=True),
+               dict(rank_rtol=1e-7), dict(flags=("-O1",))):
+        mod = generate(ga, "opts", output_dir=tmp_path, **kw)
+        assert mod.key not in keys, kw
+        keys.add(mod.key)
+    assert generate(ga, "opts", output_dir=tmp_path, recursive=False).manifest["solver"] \
+        .startswith("unrolled")
+    assert default.manifest["solver"].startswith("articulated-body")
+
+
+def test_stages_are_values_without_cycles():
+    """The neutral equations are frozen; the stages before the build never load the
+    compiled runtime."""
+    from codegen import equations_of
+    eq = equations_of(GibbsAppellMethod(**ex.dumbbell().kwargs))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        eq.tree = None
+    code = ("import sys, codegen.appell, codegen.eom, codegen.kernel, codegen.emit, "
+            "codegen.build, codegen.export, codegen.__main__\n"
+            "assert 'codegen._runtime' not in sys.modules, 'the runtime was imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
