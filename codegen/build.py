@@ -40,7 +40,7 @@ from pathlib import Path
 from . import __version__
 from .abi import ABI_VERSION
 from .emit import RUNTIME_DIR, Sources, emit
-from .eom import EquationsOfMotion, equations_of
+from .eom import DEFAULTS, EquationsOfMotion, equations_of
 from .errors import BuildError, CacheError
 from .kernel import build_programs, c_identifier_error
 from .options import PORTABLE_FLAGS, Options
@@ -360,6 +360,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
                     symmetric=eq.symmetric, operation_count=sources.operation_count,
                     solver=sources.solver, mass_failure=sources.mass_failure,
                     nc=sources.nc, nh=sources.nh, options=options.key(),
+                    defaults={n: DEFAULTS[n] for n in eq.constant_names if n in DEFAULTS},
                     codegen=__version__, origin=eq.origin, files=digests,
                     seconds_generate=round(t_gen, 3), seconds_compile=round(t_build, 3))
     _atomic_write(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")

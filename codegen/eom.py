@@ -18,6 +18,7 @@ plain-symbol results) or from anything with KanesMethod's interface
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import sympy as sm
@@ -27,15 +28,21 @@ from sympy.physics.vector import dynamicsymbols
 from .formulation import pythagoras
 from .kinematics import memo_xreplace, numeric_probe
 
-__all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA"]
+__all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA",
+           "DEFAULTS"]
 
 t = dynamicsymbols._t
 
 
-#: the Baumgarte parameters of the run-time constraint elimination: ordinary
-#: constants of the generated model (in p, sorted by name like the others)
+#: the Baumgarte parameters of the run-time constraint elimination: ordinary,
+#: tunable constants of the generated model (in p, sorted by name like the
+#: others; appended after the user's when the user orders p)
 BAUMGARTE_ALPHA = sm.Symbol("baumgarte_alpha")
 BAUMGARTE_BETA = sm.Symbol("baumgarte_beta")
+#: their documented defaults [1/s]: a correction time of 0.2 s, critically damped
+#: (alpha = beta); 0 switches the stabilization off. CompiledModel.parameters()
+#: and an FMU's start values use them.
+DEFAULTS = {"baumgarte_alpha": 5.0, "baumgarte_beta": 5.0}
 
 
 @dataclass
@@ -141,6 +148,17 @@ def _stabilized(c: Constraints, u) -> Constraints:
     return c
 
 
+def _refuse_duplicates(items, what):
+    seen, twice = set(), []
+    for item in items:
+        if item in seen and item not in twice:
+            twice.append(item)
+        seen.add(item)
+    if twice:
+        raise ValueError(f"{what} name {', '.join(map(str, twice))} more than once: each entry "
+                         f"of the array must be a different symbol")
+
+
 def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
             constraints=None, intermediates=(), tree=None):
     memo = {}
@@ -160,10 +178,15 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         if not isinstance(specifieds, (list, tuple, sm.MatrixBase)):
             raise TypeError(f"specifieds must be a list of functions of time, got {specifieds!r}")
         specifieds = list(specifieds)
+        _refuse_duplicates(specifieds, "specifieds")
         missing = sorted(found - set(specifieds), key=_name)
         if missing:
             raise ValueError(f"the equations contain {', '.join(map(str, missing))}, which "
                              f"is not in specifieds {specifieds}")
+        unused = [s for s in specifieds if s not in found]
+        if unused:
+            warnings.warn(f"specified input {', '.join(map(str, unused))} does not appear in the "
+                          f"equations: it keeps its place in r and is ignored", stacklevel=4)
     free = set()
     for e in exprs:
         free |= e.free_symbols
@@ -177,6 +200,9 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         bad = [c for c in constants if not isinstance(c, sm.Symbol)]
         if bad:
             raise TypeError(f"constants must be SymPy Symbols, got {bad}")
+        _refuse_duplicates(constants, "constants")
+        # the generator's own constants need not be listed: they come last
+        constants += sorted((free & {BAUMGARTE_ALPHA, BAUMGARTE_BETA}) - set(constants), key=str)
         missing = sorted(free - set(constants), key=str)
         if missing:
             raise ValueError(f"the equations contain {', '.join(map(str, missing))}, which "

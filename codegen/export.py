@@ -19,6 +19,7 @@ from pathlib import Path
 from . import __version__
 from .abi import METHODS
 from .build import _prepare_dir, _shared_suffix, compile_library, model_sources, sources_key
+from .eom import DEFAULTS
 from .emit import RUNTIME_C, TEMPLATE_DIR, render, runtime_sources
 from .options import PORTABLE_FLAGS, Options
 
@@ -126,8 +127,8 @@ def _model_description(eq, name, guid, start, doc) -> bytes:
 
 
 def _start_values(eq, start_values):
-    """Start values per array from a {name: value} dict (states 0, constants 1, inputs 0);
-    each a finite number, else a ValueError that names the variable."""
+    """Start values per array from a {name: value} dict (states 0, constants 1 or their
+    documented default, inputs 0); each a finite number, else a ValueError naming it."""
     start_values = dict(start_values or {})
     known = set(eq.state_names) | set(eq.constant_names) | set(eq.specified_names)
     unknown = sorted(set(start_values) - known)
@@ -145,7 +146,7 @@ def _start_values(eq, start_values):
             raise ValueError(f"start value of {n!r} must be finite, got {v!r}")
         return v
     return dict(x=[value(n, 0.0) for n in eq.state_names],
-                p=[value(n, 1.0) for n in eq.constant_names],
+                p=[value(n, DEFAULTS.get(n, 1.0)) for n in eq.constant_names],
                 r=[value(n, 0.0) for n in eq.specified_names])
 
 

@@ -104,6 +104,22 @@ class CompiledModel:
         """
         return self.dynamics.rhs_address
 
+    def parameters(self, values=None, **more) -> np.ndarray:
+        """p from values by name ({name: number}, and keywords), in the order of
+        ``constants``; the generator's own constants (baumgarte_alpha,
+        baumgarte_beta) default to ``manifest['defaults']``. A missing or
+        unknown name is a ValueError that names it."""
+        given = dict(values or {}, **more)
+        unknown = sorted(set(given) - set(self.constants))
+        if unknown:
+            raise ValueError(f"{self.name}: {', '.join(unknown)} is not a constant of the model "
+                             f"(constants: {', '.join(self.constants)})")
+        defaults = self.manifest.get("defaults", {})
+        missing = [c for c in self.constants if c not in given and c not in defaults]
+        if missing:
+            raise ValueError(f"{self.name}: parameters() has no value for {', '.join(missing)}")
+        return np.array([float(given.get(c, defaults.get(c))) for c in self.constants])
+
     def callback_data(self, p, r=None):
         """The data array for rhs_address: the descriptor's address in the first
         8 bytes, then p and r, as one contiguous float64 vector."""

@@ -222,7 +222,21 @@ def test_bad_constraints():
         GibbsAppellMethod(**dict(kw, velocity_constraints=[u1**2]))
     with pytest.raises(ValueError, match="zero degrees of freedom"):
         GibbsAppellMethod(**dict(kw, configuration_constraints=list(kw["configuration_constraints"]) + [q1 - 1]))
-    ga = GibbsAppellMethod(**kw)
-    from codegen import generate as gen
-    with pytest.raises(ValueError, match="baumgarte_alpha"):
-        gen(ga, "fb", constants=list(model.constants), output_dir="/tmp/never-written")
+
+
+def test_baumgarte_constants_come_last_with_defaults(tmp_path):
+    """A user's constants need not list the generator's own Baumgarte constants:
+    they are appended, with documented defaults that parameters() fills in."""
+    from codegen.eom import DEFAULTS
+    model = ex.four_bar()
+    ga = GibbsAppellMethod(**model.kwargs)
+    mod = generate(ga, "fb_order", constants=list(model.constants), output_dir=tmp_path)
+    assert mod.constants == [str(c) for c in model.constants] + ["baumgarte_alpha",
+                                                                  "baumgarte_beta"]
+    p = mod.parameters(model.parameter_values)
+    assert list(p[-2:]) == [DEFAULTS["baumgarte_alpha"], DEFAULTS["baumgarte_beta"]]
+    assert mod.parameters(model.parameter_values, baumgarte_alpha=0.0)[-2] == 0.0   # tunable
+    with pytest.raises(ValueError, match=r"parameters\(\) has no value for l1"):
+        mod.parameters({})
+    with pytest.raises(ValueError, match="wrong is not a constant of the model"):
+        mod.parameters(model.parameter_values, wrong=1.0)

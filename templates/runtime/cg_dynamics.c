@@ -1,0 +1,294 @@
+/*
+ * cg_dynamics.c -- the right-hand side of any model: its equations (through the
+ * descriptor), the solve for u', the run-time constraint elimination, and the
+ * status texts.
+ */
+#include "cg_internal.h"
+
+#define CG_MESSAGE_ITEM(symbol, value, text) case symbol: return text;
+const char *cg_status_message(int code)
+{
+    switch (code) {
+    CG_STATUS_LIST(CG_MESSAGE_ITEM)
+    default: return "unknown status";
+    }
+}
+
+const char *cg_method_name(int method)
+{
+    switch (method) {
+    CG_METHOD_LIST(CG_MESSAGE_ITEM)
+    default: return 0;
+    }
+}
+#undef CG_MESSAGE_ITEM
+
+CG_API int cg_check_model(const cg_model *m)
+{
+    return m && m->abi_version == CG_ABI_VERSION && m->eval ? CG_OK : CG_ERR_INPUT;
+}
+
+/*
+ * 1 when all of n values are finite. v * 0 is 0 for a finite v and NaN for a
+ * NaN or an infinity, so one sum and one test replace a branch per value; four
+ * partial sums, four values a pass (two SSE2 pairs), keep the chain of
+ * additions short.
+ */
+CG_API int cg_all_finite(const double *v, int n)
+{
+    double z0 = 0.0, z1 = 0.0, z2 = 0.0, z3 = 0.0;
+    int i = 0;
+    for (; i + 3 < n; i += 4) {
+        z0 += v[i] * 0.0;
+        z1 += v[i + 1] * 0.0;
+        z2 += v[i + 2] * 0.0;
+        z3 += v[i + 3] * 0.0;
+    }
+    for (; i < n; i++) z0 += v[i] * 0.0;
+    return (z0 + z1) + (z2 + z3) == 0.0;
+}
+
+CG_API int cg_finite_inputs(const cg_model *m, double t, const double *x, const double *p,
+                     const double *r)
+{
+    return isfinite(t) && cg_all_finite(x, m->nx) && cg_all_finite(p, m->np)
+           && (m->nr == 0 || cg_all_finite(r, m->nr));
+}
+
+/* Which part failed, for an error the fast path met (mass matrix, non-finite result):
+   q' not finite is the kinematics' singularity, M or F not finite an overflow or a
+   singularity of the equations; otherwise the code stands. Evaluated again, since the
+   fast path's arrays are factored or gone: errors are rare, the fast path is not. */
+static int cg_diagnose(const cg_model *m, double t, const double *x, const double *p,
+                       const double *r, int code)
+{
+    double qd[CG_LEN(m->nq)], M[CG_LEN(m->nm)], F[CG_LEN(m->nu)];
+    double A[CG_LEN(m->nc * m->nu)], Bd[CG_LEN(m->nc)], S[CG_LEN(m->nc)];
+    m->eval(t, x, p, r, qd, M, F, m->nc ? A : 0, m->nc ? Bd : 0, m->nc ? S : 0);
+    if (!cg_all_finite(qd, m->nq)) return CG_ERR_KINEMATICS;
+    if (!cg_all_finite(M, m->nm) || !cg_all_finite(F, m->nu)) return CG_ERR_OUTPUT;
+    if (m->nc && !(cg_all_finite(A, m->nc * m->nu) && cg_all_finite(Bd, m->nc)
+                   && cg_all_finite(S, m->nc))) return CG_ERR_OUTPUT;
+    return code;
+}
+
+/* M u' = F with u' into F: the unrolled L D L^T, Cholesky of the packed M, or LU of the
+   full M. 1 when M is not positive definite (a pivot not above 1e-14 of its diagonal
+   entry) or singular. M is overwritten by the loop versions. */
+static int cg_solve_mass(const cg_model *m, double *M, double *F)
+{
+    const int nu = m->nu;
+    int i;
+    if (m->flags & CG_UNROLLED) {
+        double D[CG_LEN(nu)];
+        m->ldl(M, F, D);
+        for (i = 0; i < nu; i++)
+            if (!(D[i] > 1e-14 * fabs(M[i * (i + 3) / 2]))) return 1;
+        return 0;
+    }
+    if (m->flags & CG_SYMMETRIC) {
+        double inv[CG_LEN(nu)];
+        return cg_cholesky_solve(nu, M, F, inv);
+    } else {
+        int piv[CG_LEN(nu)];
+        if (cg_lu_decompose(nu, M, piv)) return 1;
+        cg_lu_backsolve(nu, M, piv, F);
+        return 0;
+    }
+}
+
+/*
+ * Run-time elimination of the constraints A(q, t) u = B(q, t) by the SVD
+ * null-space method (Singh & Likins, eqs. 9-20). With A = U S V^T of rank k
+ * (singular values above rank_rtol times the largest), V2 = the last
+ * nu - k columns of V spans the null space of A, A+ = V1 S1^-1 U1^T, and
+ *     u' = y + V2 z'',   (V2^T M V2) z'' = V2^T (F - M y),   y = A+ B' + A+_mu S,
+ * where A u' = B' + S is the differentiated constraint with Baumgarte's term
+ * S. S goes through the damped pseudoinverse (mu = CG_DAMPING times the
+ * largest singular value): near a configuration where the rank drops, the
+ * stabilization fades in the vanishing direction instead of being multiplied
+ * by 1 / s (which would throw the motion onto another branch).
+ * The constraint forces A^T lambda drop out; lambda = (A^T)+ (M u' - F).
+ * Redundant rows and rank changes only change k: nothing is inverted that
+ * the rank decision has not kept.
+ */
+#define CG_DAMPING 1e-2
+
+static int cg_constrained(const cg_model *m, double t, const double *x, const double *p,
+                          const double *r, double *qd, double *ud, double *lam)
+{
+    const int nu = m->nu, nc = m->nc;
+    double M[CG_LEN(m->nm)], F[CG_LEN(nu)], A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+    double V[CG_LEN(nu * nu)], s[CG_LEN(nu)], y[CG_LEN(nu)], g[CG_LEN(nu)];
+    double col[CG_LEN(nu)], T[CG_LEN(nu * nu)], Mr[CG_LEN(m->nm)], z[CG_LEN(nu)];
+    double inv[CG_LEN(nu)];
+    int i, a, b, rank, d;
+    m->eval(t, x, p, r, qd, M, F, A, Bd, S);
+    if (cg_svd(nc, nu, A, V, s) < 0) return CG_ERR_SVD;
+    rank = cg_rank(nu, s, m->rank_rtol);
+    cg_pinv_apply(nc, nu, rank, A, V, s, Bd, y);
+    cg_damped_pinv_add(nc, nu, rank, A, V, s, CG_DAMPING * s[0], S, y);
+    d = nu - rank;
+    cg_packed_matvec(nu, M, y, g);
+    for (i = 0; i < nu; i++) g[i] = F[i] - g[i];
+    for (a = 0; a < d; a++) {                        /* T = M V2, column by column */
+        for (i = 0; i < nu; i++) col[i] = V[i * nu + rank + a];
+        cg_packed_matvec(nu, M, col, T + a * nu);
+    }
+    for (a = 0; a < d; a++) {                        /* V2^T M V2 (packed) and V2^T g */
+        double sum = 0.0;
+        for (b = 0; b <= a; b++) {
+            double v = 0.0;
+            for (i = 0; i < nu; i++) v += V[i * nu + rank + a] * T[b * nu + i];
+            Mr[a * (a + 1) / 2 + b] = v;
+        }
+        for (i = 0; i < nu; i++) sum += V[i * nu + rank + a] * g[i];
+        z[a] = sum;
+    }
+    if (d > 0 && cg_cholesky_solve(d, Mr, z, inv)) return CG_ERR_MASS;
+    for (i = 0; i < nu; i++) {
+        double sum = y[i];
+        for (a = 0; a < d; a++) sum += V[i * nu + rank + a] * z[a];
+        ud[i] = sum;
+    }
+    if (lam) {
+        cg_packed_matvec(nu, M, ud, g);
+        for (i = 0; i < nu; i++) g[i] -= F[i];
+        cg_pinv_transpose_apply(nc, nu, rank, A, V, s, g, lam);
+    }
+    return CG_OK;
+}
+
+CG_API int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
+                double *dx)
+{
+    CG_FIX_MODEL(m);
+    const int nq = m->nq, nu = m->nu;
+    double *qd = dx, *ud = dx + nq;
+    int i, code = CG_OK;
+    if (m->nc) {
+        code = cg_constrained(m, t, x, p, r, qd, ud, 0);
+    } else if (m->flags & CG_TREE) {
+        /* the recursion gives q' and u' directly; a pivot that is not positive means M
+           is not positive definite (e.g. a zero mass) */
+        double D[CG_LEN(nu)];
+        m->tree(t, x, p, r, qd, ud, D);
+        for (i = 0; i < nu; i++) if (!(D[i] > 0.0)) code = CG_ERR_MASS;
+    } else {
+        double M[CG_LEN(m->nm)];
+        m->eval(t, x, p, r, qd, M, ud, 0, 0, 0);
+        if (cg_solve_mass(m, M, ud)) code = CG_ERR_MASS;
+    }
+    if (code == CG_OK && !cg_all_finite(dx, m->nx)) code = CG_ERR_OUTPUT;
+    return code == CG_OK || code == CG_ERR_SVD ? code : cg_diagnose(m, t, x, p, r, code);
+}
+
+CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
+           double *dx)
+{
+    CG_FIX_MODEL(m);
+    if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
+    return cg_dynamics(m, t, x, p, r, dx);
+}
+
+CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
+                    const double *r, double *M)
+{
+    CG_FIX_MODEL(m);
+    const int nu = m->nu, nc = m->nc;
+    double Ms[CG_LEN(m->nm)], qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
+    double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+    int i;
+    m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+    if (m->flags & CG_SYMMETRIC) cg_unpack(nu, Ms, M);
+    else for (i = 0; i < nu * nu; i++) M[i] = Ms[i];
+}
+
+CG_API void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
+                double *F)
+{
+    CG_FIX_MODEL(m);
+    const int nu = m->nu, nc = m->nc;
+    double Ms[CG_LEN(m->nm)], qd[CG_LEN(m->nq)];
+    double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+    m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+}
+
+CG_API int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
+                         const double *r, double *lambda)
+{
+    CG_FIX_MODEL(m);
+    double dx[CG_LEN(m->nx)];
+    int code;
+    if (!m->nc) return CG_ERR_INPUT;
+    if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
+    code = cg_constrained(m, t, x, p, r, dx, dx + m->nq, lambda);
+    if (code == CG_OK && !cg_all_finite(lambda, m->nc)) code = CG_ERR_OUTPUT;
+    return code == CG_OK || code == CG_ERR_SVD ? code : cg_diagnose(m, t, x, p, r, code);
+}
+
+CG_API void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
+                  const double *r, double *res)
+{
+    CG_FIX_MODEL(m);
+    const int nq = m->nq, nu = m->nu, nc = m->nc, nh = m->nh;
+    double A[CG_LEN(nc * nu)], B[CG_LEN(nc)], fq[CG_LEN(nh * nq)];
+    int i, j;
+    if (nh) m->position(t, x, p, r, res, fq);
+    m->velocity(t, x, p, r, A, B);
+    for (i = 0; i < nc; i++) {
+        double sum = -B[i];
+        for (j = 0; j < nu; j++) sum += A[i * nu + j] * x[nq + j];
+        res[nh + i] = sum;
+    }
+}
+
+CG_API int cg_project(const cg_model *m, double t, const double *x, const double *p, const double *r,
+               double tol, int maxiter, double *xout)
+{
+    CG_FIX_MODEL(m);
+    const int nq = m->nq, nu = m->nu, nc = m->nc, nh = m->nh, nx = m->nx;
+    double A[CG_LEN(nc * nu)], B[CG_LEN(nc)], V[CG_LEN(nu * nu)], s[CG_LEN(nu)];
+    double w[CG_LEN(nc)], du[CG_LEN(nu)];
+    int i, j, it = 0;
+    for (i = 0; i < nx; i++) xout[i] = x[i];
+    if (!m->nc || !cg_finite_inputs(m, t, x, p, r)) return -2;
+    if (nh) {
+        double f[CG_LEN(nh)], fq[CG_LEN(nh * nq)], Vq[CG_LEN(nq * nq)], sq[CG_LEN(nq)];
+        double dq[CG_LEN(nq)];
+        for (it = 0;; it++) {                 /* Newton with the pseudoinverse of f_q */
+            double norm = 0.0;
+            m->position(t, xout, p, r, f, fq);
+            for (i = 0; i < nh; i++) {
+                if (!isfinite(f[i])) return -2;
+                if (fabs(f[i]) > norm) norm = fabs(f[i]);
+            }
+            if (norm <= tol) break;
+            if (it >= maxiter) return -1;
+            if (cg_svd(nh, nq, fq, Vq, sq) < 0) return -1;
+            cg_pinv_apply(nh, nq, cg_rank(nq, sq, m->rank_rtol), fq, Vq, sq, f, dq);
+            for (i = 0; i < nq; i++) xout[i] -= dq[i];
+        }
+    }
+    m->velocity(t, xout, p, r, A, B);         /* speeds: least-norm correction onto A u = B */
+    for (i = 0; i < nc; i++) {
+        double sum = -B[i];
+        for (j = 0; j < nu; j++) sum += A[i * nu + j] * xout[nq + j];
+        w[i] = sum;
+    }
+    if (cg_svd(nc, nu, A, V, s) < 0) return -1;
+    cg_pinv_apply(nc, nu, cg_rank(nu, s, m->rank_rtol), A, V, s, w, du);
+    for (i = 0; i < nu; i++) xout[nq + i] -= du[i];
+    for (i = 0; i < nx; i++) if (!isfinite(xout[i])) return -2;
+    return it;
+}
+
+CG_API void cg_rhs_cb(double t, double *u, double *du, void *data)
+{
+    const cg_model *m;
+    const double *p = (const double *)data + 1;
+    int i;
+    memcpy(&m, data, sizeof m);
+    if (cg_rhs(m, t, u, p, p + m->np, du) != CG_OK)
+        for (i = 0; i < m->nx; i++) du[i] = NAN;
+}

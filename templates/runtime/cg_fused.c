@@ -1,0 +1,28 @@
+/*
+ * cg_fused.c -- the runtime compiled into a model's own file (a fused build,
+ * codegen.Options(fused=True)): the model's C defines its descriptor, then
+ *
+ *     #define CG_FUSED descriptor
+ *     #include "cg_fused.c"
+ *
+ * Every runtime function becomes static and sees the model (its functions,
+ * its sizes) as a compile-time constant: the model's equations inline into
+ * the right-hand side and the integrators' loops have fixed bounds. The
+ * descriptor's runtime points to this file's table. It costs a compile of the
+ * whole runtime per model.
+ */
+#ifndef CG_FUSED
+#error "define CG_FUSED as the model's descriptor before including cg_fused.c"
+#endif
+#include "cg_linalg.c"
+#include "cg_dynamics.c"
+#include "cg_explicit.c"
+#include "cg_rosenbrock.c"
+#include "cg_bdf.c"
+#include "cg_integrate.c"
+
+static const cg_runtime cg_fused_runtime = {
+    cg_rhs, cg_mass_matrix, cg_forcing, cg_constraint_forces, cg_residuals, cg_project,
+    cg_integrator_size, cg_integrator_init, cg_integrate_to, cg_integrator_stats,
+    cg_integrator_set
+};

@@ -1,0 +1,269 @@
+/*
+ * cg_linalg.c -- the runtime's linear algebra: LU with partial pivoting (a mass
+ * matrix that is not symmetric, and the implicit integrators' W), Cholesky of
+ * a packed symmetric matrix (mass matrices too large for the unrolled L D L^T),
+ * and the SVD with its pseudoinverses (the run-time constraint elimination).
+ * No allocation: callers pass every array.
+ */
+#include "cg_internal.h"
+
+/*
+ * General dense solve A x = b (A n x n, row-major): LU with partial pivoting
+ * in place, pivots in piv. Used for a mass matrix that is not symmetric (e.g.
+ * KanesMethod's with nonholonomic constraint rows) and for the Rosenbrock
+ * integrators' W = I / (gamma h) - J. lu_decompose returns 1 when a pivot falls below
+ * 1e-14 of the largest entry of A (singular to working precision), else 0;
+ * A then holds the factors for lu_backsolve (not A's layout).
+ */
+CG_API int cg_lu_decompose(int n, double *A, int *piv)
+{
+    int i, j, k;
+    double scale = 0.0;
+    for (i = 0; i < n * n; i++) if (fabs(A[i]) > scale) scale = fabs(A[i]);
+    for (k = 0; k < n; k++) {
+        int best = k;
+        double inv;
+        for (i = k + 1; i < n; i++) if (fabs(A[i * n + k]) > fabs(A[best * n + k])) best = i;
+        piv[k] = best;
+        if (!(fabs(A[best * n + k]) > 1e-14 * scale)) return 1;
+        if (best != k)
+            for (j = 0; j < n; j++) {
+                const double tmp = A[k * n + j];
+                A[k * n + j] = A[best * n + j];
+                A[best * n + j] = tmp;
+            }
+        /* the pivot's reciprocal is kept on the diagonal: one division per
+           column here and none in the solves, which are the hot part when
+           one factorization serves many solves */
+        inv = A[k * n + k] = 1.0 / A[k * n + k];
+        for (i = k + 1; i < n; i++) {
+            const double f = (A[i * n + k] *= inv);
+            for (j = k + 1; j < n; j++) A[i * n + j] -= f * A[k * n + j];
+        }
+    }
+    for (i = 0; i < n; i++)                 /* the factors column by column, for the solves */
+        for (j = i + 1; j < n; j++) {
+            const double tmp = A[i * n + j];
+            A[i * n + j] = A[j * n + i];
+            A[j * n + i] = tmp;
+        }
+    return 0;
+}
+
+/* b <- A^-1 b from lu_decompose's factors (stored by columns, reciprocal
+   pivots on the diagonal). The row swaps first, then both triangles by
+   columns: each solved entry is subtracted from the entries below (above) it,
+   which are independent of one another and contiguous in memory, instead of
+   a dot product per row that waits on every term. */
+CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        const double tmp = b[piv[i]];
+        b[piv[i]] = b[i];
+        b[i] = tmp;
+    }
+    for (j = 0; j < n; j++) {
+        const double bj = b[j], *col = A + j * n;
+        for (i = j + 1; i < n; i++) b[i] -= col[i] * bj;
+    }
+    for (j = n - 1; j >= 0; j--) {
+        const double *col = A + j * n, bj = (b[j] *= col[j]);
+        for (i = 0; i < j; i++) b[i] -= col[i] * bj;
+    }
+}
+
+
+/*
+ * Symmetric positive definite solve, A (n x n) packed as its lower triangle
+ * row by row (A[i][j] at i*(i+1)/2 + j, j <= i). Cholesky A = L L^T in place
+ * (one division per row: inv[i] = 1 / L[i][i]), then the two triangular
+ * solves; b is overwritten by the solution. Returns 1 when a pivot is not
+ * positive or falls below 1e-14 of its diagonal entry (A is not positive
+ * definite to working precision), else 0. inv: workspace of n doubles.
+ */
+CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv)
+{
+    int i, j, k;
+    for (i = 0; i < n; i++) {
+        double *Li = A + i * (i + 1) / 2;
+        for (j = 0; j < i; j++) {
+            const double *Lj = A + j * (j + 1) / 2;
+            double s = Li[j];
+            for (k = 0; k < j; k++) s -= Li[k] * Lj[k];
+            Li[j] = s * inv[j];
+        }
+        {
+            double s = Li[i];
+            for (k = 0; k < i; k++) s -= Li[k] * Li[k];
+            if (!(s > 1e-14 * fabs(Li[i]))) return 1;
+            Li[i] = sqrt(s);
+            inv[i] = 1.0 / Li[i];
+        }
+    }
+    for (i = 0; i < n; i++) {
+        const double *Li = A + i * (i + 1) / 2;
+        double s = b[i];
+        for (k = 0; k < i; k++) s -= Li[k] * b[k];
+        b[i] = s * inv[i];
+    }
+    for (i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (k = i + 1; k < n; k++) s -= A[k * (k + 1) / 2 + i] * b[k];
+        b[i] = s * inv[i];
+    }
+    return 0;
+}
+
+
+/* y = A x for A (n x n) symmetric, packed lower triangle */
+CG_API void cg_packed_matvec(int n, const double *A, const double *x, double *y)
+{
+    int i, j;
+    for (i = 0; i < n; i++) y[i] = 0.0;
+    for (i = 0; i < n; i++) {
+        const double *Ai = A + i * (i + 1) / 2;
+        for (j = 0; j < i; j++) {
+            y[i] += Ai[j] * x[j];
+            y[j] += Ai[j] * x[i];
+        }
+        y[i] += Ai[i] * x[i];
+    }
+}
+
+/*
+ * Singular value decomposition by one-sided Jacobi rotations (Hestenes):
+ * on return A (m x n) holds U S, i.e. mutually orthogonal columns whose
+ * norms are the singular values; V (n x n) is orthogonal with A_in = (U S) V^T;
+ * s[n] are the singular values in descending order (columns of A and V
+ * sorted with them). Any m, n (m < n included: then at least n - m of the
+ * s[j] are zero and the matching columns of V span the null space of A).
+ * One-sided Jacobi is accurate to high relative precision even for tiny
+ * singular values, which is what the rank decision needs. Returns the number
+ * of sweeps, or -1 if 60 sweeps did not converge.
+ */
+CG_API int cg_svd(int m, int n, double *A, double *V, double *s)
+{
+    int i, j, k, p, q, sweep;
+    double floor = 0.0;
+    for (i = 0; i < m * n; i++) floor += A[i] * A[i];
+    /* columns below (eps |A|_F)^2 are zero to working precision: rotating
+       them would chase rounding noise forever */
+    floor *= 4.93e-32;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) V[i * n + j] = (i == j) ? 1.0 : 0.0;
+    for (sweep = 1; sweep <= 60; sweep++) {
+        int rotated = 0;
+        for (p = 0; p < n - 1; p++) {
+            for (q = p + 1; q < n; q++) {
+                double alpha = 0.0, beta = 0.0, gamma = 0.0, zeta, t, c, sn;
+                for (i = 0; i < m; i++) {
+                    const double ap = A[i * n + p], aq = A[i * n + q];
+                    alpha += ap * ap;
+                    beta += aq * aq;
+                    gamma += ap * aq;
+                }
+                if (alpha <= floor || beta <= floor || gamma == 0.0
+                    || fabs(gamma) <= 1e-15 * sqrt(alpha * beta)) continue;
+                rotated = 1;
+                zeta = (beta - alpha) / (2.0 * gamma);
+                t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+                c = 1.0 / sqrt(1.0 + t * t);
+                sn = c * t;
+                for (i = 0; i < m; i++) {
+                    const double ap = A[i * n + p], aq = A[i * n + q];
+                    A[i * n + p] = c * ap - sn * aq;
+                    A[i * n + q] = sn * ap + c * aq;
+                }
+                for (i = 0; i < n; i++) {
+                    const double vp = V[i * n + p], vq = V[i * n + q];
+                    V[i * n + p] = c * vp - sn * vq;
+                    V[i * n + q] = sn * vp + c * vq;
+                }
+            }
+        }
+        if (!rotated) break;
+    }
+    for (j = 0; j < n; j++) {
+        double norm = 0.0;
+        for (i = 0; i < m; i++) norm += A[i * n + j] * A[i * n + j];
+        s[j] = sqrt(norm);
+    }
+    for (j = 0; j < n - 1; j++) {          /* selection sort, descending */
+        int big = j;
+        for (k = j + 1; k < n; k++) if (s[k] > s[big]) big = k;
+        if (big != j) {
+            double tmp = s[j]; s[j] = s[big]; s[big] = tmp;
+            for (i = 0; i < m; i++) {
+                tmp = A[i * n + j]; A[i * n + j] = A[i * n + big]; A[i * n + big] = tmp;
+            }
+            for (i = 0; i < n; i++) {
+                tmp = V[i * n + j]; V[i * n + j] = V[i * n + big]; V[i * n + big] = tmp;
+            }
+        }
+    }
+    return sweep <= 60 ? sweep : -1;
+}
+
+/* numerical rank: singular values above rtol times the largest */
+CG_API int cg_rank(int n, const double *s, double rtol)
+{
+    int r = 0;
+    while (r < n && s[r] > rtol * s[0] && s[r] > 0.0) r++;
+    return r;
+}
+
+/* x = A+ b from the SVD above (A m x n holding U S, rank r): sum_j V_j (U S)_j.b / s_j^2 */
+CG_API void cg_pinv_apply(int m, int n, int r, const double *US, const double *V,
+                               const double *s, const double *b, double *x)
+{
+    int i, j;
+    for (i = 0; i < n; i++) x[i] = 0.0;
+    for (j = 0; j < r; j++) {
+        double c = 0.0;
+        for (i = 0; i < m; i++) c += US[i * n + j] * b[i];
+        c /= s[j] * s[j];
+        for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
+    }
+}
+
+/* y = (A^T)+ g = A+^T g = sum_j (U S)_j (V_j.g) / s_j^2, y of length m */
+CG_API void cg_pinv_transpose_apply(int m, int n, int r, const double *US, const double *V,
+                                         const double *s, const double *g, double *y)
+{
+    int i, j;
+    for (i = 0; i < m; i++) y[i] = 0.0;
+    for (j = 0; j < r; j++) {
+        double c = 0.0;
+        for (i = 0; i < n; i++) c += V[i * n + j] * g[i];
+        c /= s[j] * s[j];
+        for (i = 0; i < m; i++) y[i] += c * US[i * n + j];
+    }
+}
+
+/* x += A+_mu b with the damped pseudoinverse V diag(s / (s^2 + mu^2)) U^T over the first r
+   singular values: the Baumgarte correction fades along directions whose singular value
+   approaches zero instead of being amplified by 1 / s */
+CG_API void cg_damped_pinv_add(int m, int n, int r, const double *US, const double *V,
+                                    const double *s, double mu, const double *b, double *x)
+{
+    int i, j;
+    for (j = 0; j < r; j++) {
+        double c = 0.0;
+        for (i = 0; i < m; i++) c += US[i * n + j] * b[i];
+        c /= s[j] * s[j] + mu * mu;
+        for (i = 0; i < n; i++) x[i] += c * V[i * n + j];
+    }
+}
+
+/* packed lower triangle (n x n) -> full row-major symmetric matrix */
+CG_API void cg_unpack(int n, const double *A, double *M)
+{
+    int i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j <= i; j++) {
+            const double v = A[i * (i + 1) / 2 + j];
+            M[i * n + j] = v;
+            M[j * n + i] = v;
+        }
+}
