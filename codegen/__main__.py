@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import math
 import runpy
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import sympy as sm
@@ -30,6 +32,8 @@ from .appell import GibbsAppellMethod
 
 def _model(spec: str) -> examples.Model:
     if spec.endswith(".py"):
+        if not Path(spec).is_file():
+            raise SystemExit(f"{spec}: no such file")
         ns = runpy.run_path(spec)
         m = ns.get("model")
         m = m() if callable(m) else m
@@ -48,6 +52,18 @@ def _model(spec: str) -> examples.Model:
     if not (arg.isdigit() and int(arg) >= 1):
         raise SystemExit(f"{spec!r}: the size after ':' must be a positive integer, e.g. {name}:4")
     return builder(int(arg))
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, "
+                                         f"got {text!r}")
+    return value
 
 
 def show(args) -> int:
@@ -75,50 +91,44 @@ def show(args) -> int:
 
 
 def build(args) -> int:
-    """Generate, compile, simulate and check a model."""
+    """Generate, compile, simulate and check a model, reporting each stage as it ends."""
     from .build import generate
+    from .progress import Stages
 
     model = _model(args.model)
-    t0 = time.perf_counter()
+    stages = Stages(True, sys.stdout)
     ga = GibbsAppellMethod(**model.kwargs)
-    ga.kanes_equations()
-    t_form = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    mod = generate(ga, model.name, output_dir=args.out)
-    t_gen = time.perf_counter() - t0
-    values = dict(model.parameter_values)
-    p = np.array([values.get(n, 1.0) for n in mod.constants])
+    mod = generate(ga, model.name, output_dir=args.out, progress=stages)
+    p = mod.parameters(model.parameter_values)
     x0 = np.array(model.initial_state or [0.1] * mod.nx, dtype=float)
     r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
+    if mod.nc:
+        x0 = mod.project(x0, p)                 # onto the constraints
+    method = args.method or ("bdf" if model.stiff else "dopri5")
+    with stages("simulating"):
+        res = mod.simulate((0.0, args.seconds), x0, p, r, method=method, rtol=1e-10,
+                           atol=1e-10, t_eval=np.linspace(0.0, args.seconds, 201), dt=1e-3)
+    if not res.success:
+        hint = " (a stiff model? try --method bdf)" if method in ("rk4", "dopri5") else ""
+        raise SystemExit(f"{model.name}: the simulation stopped at t = "
+                         f"{res.t[-1] if len(res.t) else 0.0:g}: {res.message}{hint}")
     out = np.empty(mod.nx)
     calls = 20000
     t0 = time.perf_counter()
     for _ in range(calls):
         mod.rhs(0.0, x0, p, r, out)
     per_call = (time.perf_counter() - t0) / calls
-    if mod.nc:
-        x0 = mod.project(x0, p)                 # onto the constraints
-    method = args.method or ("bdf" if model.stiff else "dopri5")
-    t0 = time.perf_counter()
-    res = mod.simulate((0.0, args.seconds), x0, p, r, method=method, rtol=1e-10, atol=1e-10,
-                       t_eval=np.linspace(0.0, args.seconds, 201), dt=1e-3)
-    t_sim = time.perf_counter() - t0
-    if not res.success:
-        hint = " (a stiff model? try --method bdf)" if method in ("rk4", "dopri5") else ""
-        raise SystemExit(f"{model.name}: the simulation stopped at t = "
-                         f"{res.t[-1] if len(res.t) else 0.0:g}: {res.message}{hint}")
-    states = list(ga.state)
     consts = sorted(model.constants, key=str)
-    energy = sm.lambdify([states, consts], ga.to_state(model.energy()), "numpy")
-    pc = [values.get(str(c), 1.0) for c in consts]
+    energy = sm.lambdify([list(ga.state), consts], ga.to_state(model.energy()), "numpy")
+    pc = [p[mod.constants.index(str(c))] for c in consts]
     E = np.array([energy(x, pc) for x in res.x])
+    settings = ("dt = 1 ms" if method == "rk4" else "rtol = atol = 1e-10")
     print(f"model        {model.name}: {mod.nq} coordinates, {mod.nu} speeds")
     print(f"code         {mod.source_dir} ({model.name}.c, {model.name}.h)")
-    print(f"operations   {mod.operation_count} after CSE")
-    print(f"timings      form {t_form:.3f} s, generate+compile {t_gen:.3f} s, "
-          f"rhs {per_call * 1e6:.2f} us per call from Python")
-    print(f"simulation   {method} in C, rtol = atol = 1e-10, {args.seconds} s: {res.nsteps} steps, "
-          f"{res.nfev} RHS calls, {t_sim * 1e3:.1f} ms; specified inputs held at zero")
+    print(f"operations   {mod.operation_count} after CSE; {mod.manifest['solver']}")
+    print(f"rhs          {per_call * 1e6:.2f} us per call from Python")
+    print(f"simulation   {method} in C, {settings}, {args.seconds:g} s: {res.nsteps} steps, "
+          f"{res.nfev} RHS calls; specified inputs held at zero")
     if model.conservative:
         drift = abs(E - E[0]).max() / max(abs(E[0]), 1e-300)
         print(f"energy       relative drift {drift:.2e} (from {E[0]:.6g})")
@@ -134,7 +144,7 @@ def main(argv=None) -> int:
     b = sub.add_parser("build", help="generate, compile, simulate and check a model")
     b.add_argument("model", help="a built-in example (e.g. rolling_disk, pendulum:5) or file.py")
     b.add_argument("--out", default="generated", help="output folder (default: generated)")
-    b.add_argument("--seconds", type=float, default=2.0, help="simulated time (default 2)")
+    b.add_argument("--seconds", type=_seconds, default=2.0, help="simulated time (default 2)")
     b.add_argument("--method", choices=list(METHODS),
                    help="integrator (default: bdf for stiff examples, else dopri5; rk4 at dt = 1 ms)")
     b.set_defaults(func=build)

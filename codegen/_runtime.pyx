@@ -186,6 +186,18 @@ cdef class Dynamics:
         return <size_t>&cg_rhs_cb
 
     # -- argument conversion ------------------------------------------------
+    cdef object _floats(self, object a, str what):
+        """a as a contiguous native float64 array: complex values and non-numbers refused
+        (NumPy would drop an imaginary part with only a warning)."""
+        if a is None:
+            raise ValueError(f"{self.name}: {what} is required")
+        if np.iscomplexobj(a):
+            raise TypeError(f"{self.name}: {what} must be real, got complex values")
+        try:
+            return np.ascontiguousarray(a, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{self.name}: {what} must be an array of numbers: {exc}") from None
+
     cdef object _vector(self, object a, Py_ssize_t n, str what):
         """a as a contiguous float64 vector of length n (the same object when it is one)."""
         if not _is_float_vector(a):
@@ -364,8 +376,8 @@ cdef class Dynamics:
             raise TypeError(f"{self.name}: simulate runs in C and cannot call Python for r; "
                             f"give r as a table (times, values) instead")
         if isinstance(r, tuple) and len(r) == 2:
-            times = np.ascontiguousarray(r[0], dtype=np.float64)
-            values = np.ascontiguousarray(r[1], dtype=np.float64)
+            times = self._floats(r[0], "the input table's times")
+            values = self._floats(r[1], "the input table's values")
             if values.ndim == 1 and self.nr == 1:
                 values = values.reshape(-1, 1)
             if times.ndim != 1 or values.shape != (times.shape[0], self.nr) or times.shape[0] == 0:
@@ -403,7 +415,7 @@ cdef class Dynamics:
                 t_eval = np.append(np.arange(t0, t1, dt), t1)
         elif t_eval is None:
             t_eval = np.linspace(t0, t1, 101)
-        t_eval = np.ascontiguousarray(t_eval, dtype=np.float64)
+        t_eval = self._floats(t_eval, "t_eval")
         if t_eval.ndim != 1 or len(t_eval) == 0 or not _ascending_within(t_eval, t0, t1):
             raise ValueError(f"{self.name}: t_eval must be finite, ascending and inside t_span")
         return t0, t1, t_eval
@@ -480,7 +492,7 @@ cdef class Dynamics:
         X: (N, nx); P: (np,) for all or (N, np); R: None, (nr,) or (N, nr).
         Returns (N, nx). Raises for the first row whose rhs fails, naming it.
         """
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = self._floats(X, "X")
         if X.ndim != 2 or X.shape[1] != self.nx:
             raise ValueError(f"{self.name}: X must have shape (N, {self.nx}), got {X.shape}")
         cdef Py_ssize_t n = X.shape[0], i
@@ -514,9 +526,7 @@ cdef class Dynamics:
 
     cdef object _rows(self, A, Py_ssize_t n, int width, str what):
         """A as (n, width): one row broadcast, or n rows."""
-        if A is None:
-            raise ValueError(f"{self.name}: {what} is required")
-        A = np.ascontiguousarray(A, dtype=np.float64)
+        A = self._floats(A, what)
         if A.ndim == 1:
             if A.shape[0] != width:
                 raise ValueError(f"{self.name}: {what} must have {width} entries per row, got {A.shape[0]}")
@@ -540,7 +550,7 @@ cdef class Dynamics:
         that had not started, have status -1.
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
-        X0 = np.ascontiguousarray(X0, dtype=np.float64)
+        X0 = self._floats(X0, "X0")
         if X0.ndim != 2 or X0.shape[1] != self.nx:
             raise ValueError(f"{self.name}: X0 must have shape (N, {self.nx}), got {X0.shape}")
         cdef Py_ssize_t n = X0.shape[0], i, k

@@ -33,7 +33,6 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,6 +43,7 @@ from .eom import DEFAULTS, EquationsOfMotion, equations_of
 from .errors import BuildError, CacheError
 from .kernel import build_programs, c_identifier_error
 from .options import PORTABLE_FLAGS, Options
+from .progress import Stages
 
 __all__ = ["generate", "load", "PORTABLE_FLAGS", "host_flags", "neutral_equations",
            "compile_library", "CacheError"]
@@ -291,17 +291,24 @@ def neutral_equations(eom, name: str, constants=None, specifieds=None,
 
 
 def model_sources(eom, name: str, constants=None, specifieds=None,
-                  options: Options = Options()) -> tuple:
-    """(neutral equations, Sources) of a model: everything short of compiling."""
-    eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
-    sources = emit(build_programs(eq, options.unrolled_limit), eq, name, options.rank_rtol,
-                   options.fused)
+                  options: Options = Options(), stages: Stages = None) -> tuple:
+    """(neutral equations, Sources) of a model: everything short of compiling;
+    stages (codegen.progress.Stages) reports forming, CSE and emitting."""
+    stages = stages or Stages(False)
+    with stages("forming"):
+        if hasattr(eom, "_need_formed"):
+            eom._need_formed()
+        eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
+    with stages("CSE"):
+        programs = build_programs(eq, options.unrolled_limit)
+    with stages("emitting"):
+        sources = emit(programs, eq, name, options.rank_rtol, options.fused)
     return eq, sources
 
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
              flags=None, force: bool = False, rank_rtol: float = 1e-9, recursive=None,
-             unrolled_limit: int = 8000, fused: bool = False):
+             unrolled_limit: int = 8000, fused: bool = False, progress: bool = False):
     """Generate, compile and load the dynamics of a formed model.
 
     Parameters
@@ -322,6 +329,9 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     flags, rank_rtol, recursive, unrolled_limit, fused
         The code-generation options (see :class:`codegen.options.Options`);
         flags default to ``PORTABLE_FLAGS``, ``host_flags()`` adds -march=native.
+    progress : bool or codegen.progress.Stages
+        Print each stage as it finishes, with its time (forming, CSE, emitting,
+        compiling), on stderr (or through the given Stages).
 
     Returns
     -------
@@ -331,24 +341,24 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     """
     options = Options(flags=PORTABLE_FLAGS if flags is None else flags, rank_rtol=rank_rtol,
                       recursive=recursive, unrolled_limit=unrolled_limit, fused=fused)
-    t0 = time.perf_counter()
-    eq, sources = model_sources(eom, name, constants, specifieds, options)
+    stages = progress if isinstance(progress, Stages) else Stages(progress)
+    eq, sources = model_sources(eom, name, constants, specifieds, options, stages)
     target = _prepare_dir(output_dir, name)
     key = sources_key(sources, options)
     if not force:
         hit = _cached(target, key)
         if hit is not None:
+            stages.line(f"{'cached':<12}{target}")
             return hit
-    t_gen = time.perf_counter() - t0
     library = f"{name}_{key[:16]}"
-    built = compile_library(sources.files, [f"{name}.c"], library, options.flags, target,
-                            include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
-    try:
-        final = target / built.name
-        os.replace(built, final)
-    finally:
-        shutil.rmtree(built.parent, ignore_errors=True)
-    t_build = time.perf_counter() - t0 - t_gen
+    with stages("compiling"):
+        built = compile_library(sources.files, [f"{name}.c"], library, options.flags, target,
+                                include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
+        try:
+            final = target / built.name
+            os.replace(built, final)
+        finally:
+            shutil.rmtree(built.parent, ignore_errors=True)
     for fname, text in sources.files.items():
         _atomic_write(target / fname, text)
     digests = {fname: hashlib.sha256(text.encode()).hexdigest()
@@ -362,7 +372,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
                     nc=sources.nc, nh=sources.nh, options=options.key(),
                     defaults={n: DEFAULTS[n] for n in eq.constant_names if n in DEFAULTS},
                     codegen=__version__, origin=eq.origin, files=digests,
-                    seconds_generate=round(t_gen, 3), seconds_compile=round(t_build, 3))
+                    seconds={k: round(v, 3) for k, v in stages.times.items()})
     _atomic_write(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     _remove_old_libraries(target, name, final.name)
     return load(target)

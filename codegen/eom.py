@@ -201,6 +201,9 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         if bad:
             raise TypeError(f"constants must be SymPy Symbols, got {bad}")
         _refuse_duplicates(constants, "constants")
+        if t in constants:
+            raise ValueError(f"constant {t} is SymPy's time symbol (dynamicsymbols._t): the "
+                             f"equations cannot tell it from time; give it another name")
         # the generator's own constants need not be listed: they come last
         constants += sorted((free & {BAUMGARTE_ALPHA, BAUMGARTE_BETA}) - set(constants), key=str)
         missing = sorted(free - set(constants), key=str)

@@ -27,7 +27,14 @@ __all__ = ["export_c", "export_fmu", "CS_METHODS"]
 
 
 def _write_all(target: Path, files: dict) -> None:
-    """Every file or none: all are written to temporary names first, then moved in."""
+    """Every file or none: a target that could not be replaced (a folder in the way)
+    is refused before anything is written; all files are written to temporary
+    names first, then moved in."""
+    for fname in files:
+        path = target / fname
+        if path.exists() and not path.is_file():
+            raise IsADirectoryError(f"cannot write {path}: something that is not a file is in "
+                                    f"the way (nothing was written)")
     temps = {}
     try:
         for fname, text in files.items():

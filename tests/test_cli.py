@@ -68,3 +68,37 @@ def test_bad_example_size_is_refused(spec, message):
 def test_show_prints_equations():
     text = run("show", "dumbbell")
     assert "Gibbs-Appell function" in text and "M u' = F" in text
+
+
+def test_build_reports_each_stage_as_it_ends(tmp_path):
+    """One line per stage with its time, in order, the simulation included."""
+    proc = subprocess.Popen([sys.executable, "-m", "codegen", "build", "pendulum:2", "--out",
+                             str(tmp_path), "--seconds", "0.5"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline()            # printed before the rest of the work is done
+    rest, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    lines = [first] + rest.splitlines()
+    stages = [line.split()[0] for line in lines if re.match(r"^\w+ +[0-9.]+ s$", line.strip())]
+    assert stages == ["forming", "CSE", "emitting", "compiling", "simulating"], lines
+    assert first.startswith("forming")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["build", "pendulum", "--seconds", "0"], "must be a positive, finite number of seconds"),
+    (["build", "pendulum", "--seconds", "-1"], "must be a positive, finite number of seconds"),
+    (["build", "pendulum", "--seconds", "nan"], "must be a positive, finite number of seconds"),
+    (["build", "pendulum", "--seconds", "inf"], "must be a positive, finite number of seconds"),
+    (["build", "missing.py"], "missing.py: no such file"),
+])
+def test_bad_arguments_are_refused_before_any_work(args, message, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "codegen", *args, "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and message in out.stderr and "Traceback" not in out.stderr
+    assert not any(tmp_path.iterdir())            # nothing was built
+
+
+def test_rk4_reports_its_step_not_tolerances(tmp_path):
+    text = run("build", "pendulum:1", "--out", str(tmp_path), "--seconds", "0.5",
+               "--method", "rk4")
+    assert "rk4 in C, dt = 1 ms" in text and "rtol" not in text
