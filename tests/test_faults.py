@@ -149,7 +149,7 @@ _GENERATED = ["D", "A", "B", "Bd", "S", "f", "fq", "ud", "qd", "M", "F", "x", "p
               "NULL", "sin", "cos", "sqrt", "double", "x_q", "p_m"]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(_GENERATED), min_size=3, max_size=3, unique=True))
 def test_user_names_never_clash_with_generated_names(reference_pendulum, tmp_path_factory, names):
     """Constants named like the generator's own identifiers (arrays, temporaries, C
@@ -254,7 +254,12 @@ def _array(values, kind):
     return v.astype(kind)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _outcome(result):
+    """A run's status and its states' bits (a failed run's status is its answer)."""
+    return result.status, result.x.tobytes()
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kind_x=st.sampled_from(_KINDS), kind_p=st.sampled_from(_KINDS),
        n_x=st.sampled_from([6, 5, 7]), poison=st.sampled_from([None, np.nan, np.inf, -np.inf]),
        where=st.integers(0, 5), fn=st.sampled_from(["rhs", "mass_matrix", "forcing", "rhs_batch",
@@ -274,7 +279,7 @@ def test_boundary_gives_the_right_answer_or_an_exception(disk, kind_x, kind_p, n
              "mass_matrix": lambda a, b: disk.mass_matrix(0.0, a, b),
              "forcing": lambda a, b: disk.forcing(0.0, a, b),
              "rhs_batch": lambda a, b: disk.rhs_batch(0.0, np.asarray(a)[None, :], b)[0],
-             "simulate": lambda a, b: disk.simulate((0, 0.2), a, b, t_eval=[0.2]).x[-1]}
+             "simulate": lambda a, b: _outcome(disk.simulate((0, 0.2), a, b, t_eval=[0.2]))}
     try:
         got = calls[fn](xa, pa)
     except (ValueError, TypeError, DynamicsError):
@@ -283,4 +288,7 @@ def test_boundary_gives_the_right_answer_or_an_exception(disk, kind_x, kind_p, n
     # the same values as a native, contiguous, writable float64 call
     ref = calls[fn](np.array(np.asarray(xa), dtype=np.float64),
                     np.array(np.asarray(pa), dtype=np.float64))
-    assert np.array_equal(np.asarray(got), np.asarray(ref), equal_nan=True), (fn, kind_x, kind_p)
+    if fn == "simulate":
+        assert got == ref, (kind_x, kind_p)
+    else:
+        assert np.array_equal(got, ref, equal_nan=True), (fn, kind_x, kind_p)
