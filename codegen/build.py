@@ -195,9 +195,23 @@ def compile_library(files: dict, c_sources: list, library: str, flags, target: P
         for fname, text in files.items():
             (build / fname).write_text(text)
         out = library + _shared_suffix()
-        cmd = [cc, *flags, "-shared", "-fPIC", *[f"-I{d}" for d in include_dirs], "-o", out,
-               *c_sources, "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
+        include = [f"-I{d}" for d in include_dirs]
+        if len(c_sources) == 1:
+            cmd = [cc, *flags, "-shared", "-fPIC", *include, "-o", out, *c_sources, "-lm"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
+        else:               # each file on its own core, then one link
+            objects = [f"{Path(c).stem}.o" for c in c_sources]
+            jobs = [subprocess.Popen([cc, *flags, "-fPIC", *include, "-c", "-o", o, c], cwd=build,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    for c, o in zip(c_sources, objects)]
+            results = [(job.args, *job.communicate(), job.returncode) for job in jobs]
+            failed_jobs = [r for r in results if r[3] != 0]
+            if failed_jobs:
+                cmd, stdout, stderr, _ = failed_jobs[0]
+                proc = subprocess.CompletedProcess(cmd, 1, stdout, stderr)
+            else:
+                cmd = [cc, *flags, "-shared", "-o", out, *objects, "-lm"]
+                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
         if proc.returncode != 0:
             failed = failed_dir or target / "failed-build"
             shutil.rmtree(failed, ignore_errors=True)
@@ -352,7 +366,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
             return hit
     library = f"{name}_{key[:16]}"
     with stages("compiling"):
-        built = compile_library(sources.files, [f"{name}.c"], library, options.flags, target,
+        built = compile_library(sources.files, sources.c_files, library, options.flags, target,
                                 include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
         try:
             final = target / built.name

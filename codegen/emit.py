@@ -84,6 +84,11 @@ class _Printer(C99CodePrinter):
         self._names = names
         self.trig = {}        # argument -> k: sin, cos of it are cg_s<k>, cg_c<k>
 
+    def expression(self, expr) -> str:
+        """expr in C: the printer's own dispatch, without doprint's per-call set-up
+        (assignments, unsupported-function bookkeeping), a third of the cost."""
+        return self._print(expr)
+
     def _print_sin(self, expr):
         return self._trig_name(expr, "s") or super()._print_Function(expr)
 
@@ -132,11 +137,17 @@ class _Printer(C99CodePrinter):
         return f"pow({self._print(b)}, {self._print(e)})"
 
 
+#: a thin build whose solve (the recursion, the unrolled L D Lᵀ) has more statements
+#: than this gets it in a file of its own, compiled on the second core
+SPLIT_STATEMENTS = 400
+
+
 @dataclass
 class Sources:
     """The generated texts of one model, keyed by file name."""
     name: str
     files: dict           # file name -> text
+    c_files: list         # the files to compile, in order
     operation_count: int
     solver: str
     mass_failure: str     # what a failed factorization means, for error messages
@@ -198,22 +209,22 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
             for arg in group:
                 ks.append(len(printer.trig))
                 printer.trig[arg] = ks[-1]
-            groups.append(dict(ks=ks, args=[printer.doprint(a) for a in group]))
+            groups.append(dict(ks=ks, args=[printer.expression(a) for a in group]))
         return groups
     statements, k = [], 0
     for sym, expr in program.temporaries:
-        statements.append(dict(sincos=sincos(k), temporary=printer.doprint(sym), array="",
-                               index=0, rhs=printer.doprint(expr)))
+        statements.append(dict(sincos=sincos(k), temporary=printer.expression(sym), array="",
+                               index=0, rhs=printer.expression(expr)))
         k += 1
     for array, exprs in program.outputs:
         for i, e in enumerate(exprs):
             statements.append(dict(sincos=sincos(k), temporary="", array=array, index=i,
-                                   rhs=printer.doprint(e)))
+                                   rhs=printer.expression(e)))
             k += 1
     inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
               for i in program.inputs]
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
-                temporaries=bool(program.temporaries), statements=statements)
+                temporaries=bool(program.temporaries), statements=statements, external=False)
 
 
 def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9,
@@ -257,8 +268,16 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
         functions=functions, fused=fused,
         pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity")])
+    solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
+    if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
+        for f in solve_functions:
+            f["external"] = True
     files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
+    c_files = [f"{name}.c"]
+    if any(f["external"] for f in functions):
+        files[f"{name}_solve.c"] = render("model_solve.c.j2", **data)
+        c_files.append(f"{name}_solve.c")
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
-    return Sources(name=name, files=files, operation_count=ops, solver=solver,
+    return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
                    mass_failure=mass_failure, nc=data["nc"], nh=data["nh"])

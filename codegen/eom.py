@@ -161,9 +161,6 @@ def _refuse_duplicates(items, what):
 
 def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
             constraints=None, intermediates=(), tree=None):
-    memo = {}
-    M = M.applyfunc(lambda e: pythagoras(e, memo))
-    F = F.applyfunc(lambda e: pythagoras(e, memo))
     exprs = list(qdot) + list(M) + list(F) + [item.expr for item in intermediates]
     if constraints is not None:
         constraints = _stabilized(constraints, u)
@@ -263,6 +260,9 @@ def equations_of(method, constants=None, specifieds=None, recursive=None) -> Equ
             if leftover:
                 raise ValueError(f"the equations still contain {leftover[0]}")
         symmetric = _is_symmetric(M)
+        memo = {}             # the Gibbs-Appell formulation sums sin**2 + cos**2 itself
+        M = M.applyfunc(lambda e: pythagoras(e, memo))
+        F = F.applyfunc(lambda e: pythagoras(e, memo))
         origin = f"{type(method).__name__}"
         qnames, unames = [_name(s) for s in qt], [_name(s) for s in ut]
     names = qnames + unames

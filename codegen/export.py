@@ -88,7 +88,7 @@ def _numbers(values) -> str:
     return " ".join(f"{float(v)!r}," for v in values)
 
 
-def _model_description(eq, name, guid, start, doc) -> bytes:
+def _model_description(eq, sources, name, guid, start, doc) -> bytes:
     """modelDescription.xml: states, derivatives, tunable parameters, inputs."""
     nx = eq.nq + eq.nu
     root = ET.Element("fmiModelDescription", fmiVersion="2.0", modelName=name, guid=guid,
@@ -102,7 +102,7 @@ def _model_description(eq, name, guid, start, doc) -> bytes:
                            canInterpolateInputs="false", maxOutputDerivativeOrder="0"))
     for kind in kinds:
         files = ET.SubElement(kind, "SourceFiles")
-        for f in [f"{name}.c", f"{name}_fmi2.c", *RUNTIME_C]:
+        for f in [*sources.c_files, f"{name}_fmi2.c", *RUNTIME_C]:
             ET.SubElement(files, "File", name=f)
     ET.SubElement(root, "DefaultExperiment", startTime="0", stopTime="1")
     variables = ET.SubElement(root, "ModelVariables")
@@ -209,7 +209,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         files = dict(sources.files)
         files.update(runtime_sources())
         files[f"{name}_fmi2.c"] = wrapper
-        c_files = [f"{name}.c", f"{name}_fmi2.c", *RUNTIME_C]
+        c_files = [*sources.c_files, f"{name}_fmi2.c", *RUNTIME_C]
         lib = compile_library(files, c_files, name, options.flags, target,
                               include_dirs=[TEMPLATE_DIR / "fmi2"], what=f"FMU {name!r}",
                               failed_dir=parent / f"{name}.fmu-failed-build")
@@ -218,7 +218,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         os.close(fd)
         try:
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                z.writestr("modelDescription.xml", _model_description(eq, name, guid, start, doc))
+                z.writestr("modelDescription.xml", _model_description(eq, sources, name, guid, start, doc))
                 for fname, text in sorted(files.items()):
                     z.writestr(f"sources/{fname}", text)
                 z.write(lib, f"binaries/{_platform()}/{name}{_shared_suffix()}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from .rhs import ALL_TOOLS, run
 
-LABELS = {"ours": "codegen", "pydy": "PyDy (Cython)", "lambdify": "SymPy lambdify",
+LABELS = {"ours": "codegen", "fused": "codegen, fused runtime", "pydy": "PyDy (Cython)", "lambdify": "SymPy lambdify",
           "symengine": "SymEngine Lambdify (LLVM)", "pinocchio": "Pinocchio aba",
           "mujoco": "MuJoCo (mj_forward; rollout RK4)"}
 

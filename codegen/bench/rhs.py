@@ -9,7 +9,8 @@ absolute angles of the SymPy model). For every tool and n, one fresh
 interpreter measures
 
 - formulation: GibbsAppellMethod (ours) or KanesMethod (PyDy, lambdify);
-- generation + compilation: codegen.generate (forced, no cache) or PyDy's
+- generation + compilation: codegen.generate (forced, no cache; "fused":
+  with the runtime compiled into the model, Options(fused=True)) or PyDy's
   generate_ode_function(generator='cython') or lambdify(cse=True);
 - RHS per call from Python, at one state, median of 7 repeats after a
   warm-up call (min and max recorded): ours with out=,
@@ -66,12 +67,13 @@ def best(f, number):
     res["call_min"], res["call_max"] = times[0], times[-1]
     return times[len(times) // 2]
 
-if tool == "ours":
+if tool in ("ours", "fused"):
     from codegen import GibbsAppellMethod, generate
     t0 = time.perf_counter(); ga = GibbsAppellMethod(**model.kwargs); ga.kanes_equations()
     res["formulate"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    mod = generate(ga, f"bench_{name}{n}", output_dir=tempfile.mkdtemp(), force=True)
+    mod = generate(ga, f"bench_{name}{n}", output_dir=tempfile.mkdtemp(), force=True,
+                   fused=tool == "fused")
     res["generate"] = time.perf_counter() - t0
     assert mod.constants == [str(c) for c in consts]
     out = np.empty(len(x))
@@ -179,7 +181,7 @@ print(json.dumps(res))
 """)
 
 TOOLS = ("ours", "pydy", "lambdify", "pinocchio")
-ALL_TOOLS = ("ours", "pydy", "lambdify", "symengine", "pinocchio", "mujoco")
+ALL_TOOLS = ("ours", "fused", "pydy", "lambdify", "symengine", "pinocchio", "mujoco")
 
 
 def run(tool: str, spec, timeout: float = 1800) -> dict:
