@@ -38,6 +38,8 @@ cdef extern from "cg_model.h":
                           const double *r, double *res) noexcept nogil
         int (*project)(const cg_model *m, double t, const double *x, const double *p,
                        const double *r, double tol, int maxiter, double *xout) noexcept nogil
+        int (*jacobian)(const cg_model *m, double t, const double *x, const double *p,
+                        const double *r, double *J, double *Jr) noexcept nogil
         size_t (*integrator_size)(const cg_model *m) noexcept nogil
         int (*integrator_init)(cg_integrator *s, const cg_model *m, int method, double t0,
                                const double *x0, const double *p, int n_table,
@@ -59,6 +61,7 @@ cdef extern from "cg_model.h":
         const cg_runtime *runtime
     int CG_ABI_VERSION
     int CG_ERR_INPUT, CG_ERR_MASS, CG_ERR_SVD, CG_ERR_KINEMATICS, CG_PAUSED, CG_N_METHODS
+    int CG_ERR_NO_JACOBIAN
     int CG_SYMMETRIC
 
 cdef extern from "cg_runtime.h" nogil:
@@ -297,6 +300,38 @@ cdef class Dynamics:
     def forcing(self, double t, x, p, r=None):
         """F at (t, x): shape (nu,)."""
         return self._evaluate(1, t, x, p, r, (self.nu,))
+
+    # -- the analytic Jacobian ----------------------------------------------------
+    def jacobian(self, double t, x, p, r=None):
+        """d x'/d x at (t, x): shape (nx, nx), analytic (the model's derivative parts
+        and M's factorization, no finite differences)."""
+        return self._jacobians(t, x, p, r, False)[0]
+
+    def input_jacobian(self, double t, x, p, r=None):
+        """d x'/d r at (t, x): shape (nx, nr)."""
+        return self._jacobians(t, x, p, r, True)[1]
+
+    def linearize(self, x, p, r=None, double t=0.0):
+        """(A, B) with d x'/d x = A and d x'/d r = B at (t, x, r): the linearization of
+        the compiled equations over the model's state (codegen.GibbsAppellMethod.linearize
+        is its symbolic counterpart)."""
+        return self._jacobians(t, x, p, r, True)
+
+    cdef tuple _jacobians(self, double t, x, p, r, bint with_inputs):
+        x = self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        J = np.empty((self.nx, self.nx))
+        Jr = np.empty((self.nx, self.nr))
+        cdef int code = self.rt.jacobian(self.m, t, _data(x), _data(p), _data(r),
+                                         <double *>cnp.PyArray_DATA(J),
+                                         <double *>cnp.PyArray_DATA(Jr) if with_inputs else NULL)
+        if code == CG_ERR_NO_JACOBIAN:
+            raise ValueError(f"{self.name}: the model has run-time constraints and so no "
+                             f"analytic Jacobian")
+        if code:
+            self._fail(code, t, x, p, r)
+        return J, Jr
 
     # -- run-time constraints ---------------------------------------------------
     cdef _need_constraints(self):

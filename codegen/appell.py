@@ -15,7 +15,7 @@ from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
 from .constraints import dependent_speeds, project, resolve, runtime_constraints
 from .formulation import check_bodies, check_loads, form, gibbs_appell_function
-from .kinematics import Kinematics, as_list, numeric_probe
+from .kinematics import Kinematics, as_list, memo_xreplace, numeric_probe
 
 __all__ = ["GibbsAppellMethod"]
 
@@ -196,7 +196,7 @@ class GibbsAppellMethod(KanesMethod):
             fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
             self._aux_eq = kin.to_time(fr_aux + frstar_aux)
             fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
-        self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk)
+        self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar)
         self._bodylist, self._forcelist = bodies, loads
         self._fr, self._frstar = kin.to_time(fr), kin.to_time(frstar)
         self._S = self._codegen = None
@@ -329,47 +329,52 @@ class GibbsAppellMethod(KanesMethod):
         return fr + frstar
 
     def to_linearizer(self, linear_solver='LU'):
-        """A ``sympy.physics.mechanics.linearize.Linearizer`` of these equations,
-        built from the same parts as KanesMethod.to_linearizer."""
-        from sympy.physics.mechanics import find_dynamicsymbols, msubs
-        from sympy.physics.mechanics.linearize import Linearizer
-        self._need_formed()
+        """A linearizer of these equations with the interface and meaning of SymPy's
+        Linearizer (it subclasses it): ``linearize(op_point, A_and_B, simplify)``.
+        Its blocks are differentiated at the operating point, not symbolically
+        first (codegen.linearize)."""
+        from .linearize import GibbsAppellLinearizer
+        return GibbsAppellLinearizer(self, linear_solver)
+
+    def _linearizer_parts(self):
+        """SymPy's linearizer form of the equations on plain symbols (see codegen.linearize):
+        f_0 without its q' (its Jacobian there is the identity), f_1 .. f_a, and the
+        split of q, u into independent and dependent, and the inputs r."""
+        from sympy.physics.mechanics import find_dynamicsymbols
+        f = self._need_formed()
         kin, nh = self._kin, self._nh
-        q, u = kin.q, kin.u
-        qdot, udot = q.diff(t), u.diff(t)
-        k_ku, f_k = kin.explicit_kinematics()
-        f_c = kin.to_time(self._f_h)
-        f_v = kin.to_time(nh.f_nh + nh.k_nh * sm.Matrix(kin.us)) if nh else sm.Matrix()
-        f_a = kin.to_time(nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds)) if nh else sm.Matrix()
-        u_zero = dict.fromkeys(u, 0)
-        ud_zero = dict.fromkeys(udot, 0)
-        qd_zero = dict.fromkeys(qdot, 0)
-        qd_u_zero = dict.fromkeys(list(qdot) + list(u), 0)
-        f_0 = msubs(f_k, u_zero) + sm.Matrix(qdot)
-        f_1 = msubs(f_k, qd_zero) + k_ku * u
-        f_2 = msubs(self._frstar, qd_u_zero)
-        f_3 = msubs(self._frstar, ud_zero) + self._fr
-        f_4 = sm.zeros(len(f_2), 1)
-        q_i, q_d = q[:len(q) - kin.n_q_dependent, :], q[len(q) - kin.n_q_dependent:, :]
-        u_i, u_d = u[:kin.p, :], u[kin.p:, :]
-        uaux = kin.u_aux
-        sym_list = set(list(q) + list(qdot) + list(u) + list(udot) + list(uaux)
-                       + list(uaux.diff(t)))
-        f_d = -self.forcing[:kin.p, :]
-        if any(find_dynamicsymbols(m, sym_list) for m in
-               (k_ku, f_k, self.mass_matrix)):
-            raise ValueError('Cannot have dynamicsymbols outside dynamic forcing vector.')
-        r = sorted(find_dynamicsymbols(f_d, sym_list), key=default_sort_key)
+        def at(matrix, zero_symbols):
+            """matrix with the symbols zero (DAG-memoized: these expressions share much)."""
+            memo = dict.fromkeys(zero_symbols, sm.S.Zero)
+            return matrix.applyfunc(lambda e: memo_xreplace(e, memo))
+        G = at(sm.Matrix(kin.qdot), kin.uas)                      # q' = G(q, u, t)
+        frstar, fr = at(f["frstar"], kin.uas), at(f["fr"], kin.uas)
+        parts = dict(
+            f_0=-at(G, kin.us), f_1=-G,
+            f_2=at(frstar, kin.us), f_3=at(frstar, kin.uds) + fr,
+            f_4=sm.zeros(frstar.rows, 1),
+            f_c=self._f_h,
+            f_v=nh.f_nh + nh.k_nh * sm.Matrix(kin.us) if nh else sm.Matrix(),
+            f_a=nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds) if nh else sm.Matrix())
+        n_ind = len(kin.q) - kin.n_q_dependent
+        parts.update(q_i=kin.q[:n_ind, :], q_d=kin.q[n_ind:, :], u_i=kin.u[:kin.p, :],
+                     u_d=kin.u[kin.p:, :])
+        sym_list = set(list(kin.q) + list(kin.q.diff(t)) + list(kin.u) + list(kin.u.diff(t))
+                       + list(kin.u_aux) + list(kin.u_aux.diff(t)))
+        r = sorted(find_dynamicsymbols(kin.to_time(parts["f_3"]), sym_list), key=default_sort_key)
         for i in r:
             if i.diff(t) in r:
                 raise ValueError('Cannot have derivatives of specified quantities when '
                                  'linearizing forcing terms.')
-        return Linearizer(f_0, f_1, f_2, f_3, f_4, f_c, f_v, f_a, q, u, q_i, q_d, u_i, u_d, r,
-                          linear_solver=linear_solver)
+        parts["r"] = r
+        return parts
 
     def linearize(self, *, new_method=None, linear_solver='LU', **kwargs):
         """Linearize about an operating point, as KanesMethod.linearize: returns
-        (M, A, B, r), or (A, B, r) with A_and_B=True."""
+        (M, A, B, r) with M [q', u'] = A [q_ind, u_ind] + B r, or (A, B, r) with
+        A_and_B=True. ``op_point`` (a dict, or several) may leave states out: they
+        stay symbolic. Fast on large models: the Jacobians are taken at the
+        operating point (codegen.linearize), not symbolically first."""
         linearizer = self.to_linearizer(linear_solver=linear_solver)
         result = linearizer.linearize(**kwargs)
         return result + (linearizer.r,)

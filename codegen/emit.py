@@ -189,7 +189,8 @@ def _trig_plan(program: Program) -> dict:
 #: the output arrays of each kind of generated function (cg_model.h's typedefs; the
 #: parameter lists themselves are function.j2's)
 _WRITES = {"eval": ["qd", "M", "F", "A", "Bd", "S"], "tree": ["qd", "ud", "D"],
-           "ldl": ["F", "D"], "position": ["f", "fq"], "velocity": ["A", "B"]}
+           "ldl": ["F", "D"], "position": ["f", "fq"], "velocity": ["A", "B"],
+           "jacobian": ["Jq", "R", "Jqr", "Rr"]}
 
 
 def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
@@ -198,7 +199,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
     All inputs are read before any output is written, so an array may be both
     (the unrolled solve's F)."""
     printer = _Printer(program.names)
-    written = {array for array, _ in program.outputs}
+    written = {array for array, exprs in program.outputs if len(exprs)}
     unused = [a for a in _WRITES[kind] if a not in written]
     plan = _trig_plan(program)
 
@@ -237,20 +238,25 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
                            f"q' into qd, the mass matrix into M ({layout}), F into F"
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
                               " term into S (A u' = B' + S)" if c else "") + ": one pass")]
-    pointers = {"eval": f"{name}_eval", "tree": "0", "ldl": "0", "position": "0", "velocity": "0"}
+    pointers = {"eval": f"{name}_eval", "tree": "0", "ldl": "0", "position": "0", "velocity": "0",
+                "jacobian": "0"}
     for kind, key, comment in (
             ("position", "position", "configuration constraints f(q, t) and their Jacobian f_q"),
             ("velocity", "velocity", "A and B of the constraints A u = B"),
             ("tree", "tree", "q' into qd and u' into ud by the articulated-body recursion "
                              "(codegen.recursive), the pivots into D"),
             ("ldl", "solve", "M u' = F by L D L^T, unrolled over M's structural nonzeros: "
-                             "u' into F, the pivots into D")):
+                             "u' into F, the pivots into D"),
+            ("jacobian", "jacobian", "the analytic Jacobian's parts at x with u' given: dq'/dx "
+                                     "into Jq, dF/dx - (dM/dx) u' into R, the same over r into "
+                                     "Jqr and Rr (row-major)")):
         if key in programs:
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment))
             pointers[kind] = f"{name}_{kind}"
     tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
-    ops = sum(p.operation_count for k, p in programs.items() if k not in ("solve", "tree"))
+    ops = sum(p.operation_count for k, p in programs.items()
+              if k not in ("solve", "tree", "jacobian"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
@@ -267,7 +273,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
         specified_names=eom.specified_names, solver=solver, operation_count=ops,
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
         functions=functions, fused=fused,
-        pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity")])
+        pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity",
+                                        "jacobian")])
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:

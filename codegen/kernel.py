@@ -176,19 +176,23 @@ def _dependency_order(defs: list) -> list:
     return out
 
 
-def make_program(eom: EquationsOfMotion, groups) -> Program:
+def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermediates=()) -> Program:
     """One CSE over all the groups [(array, exprs)] of one generated function.
 
     The expressions keep the equations' own symbols; ``names`` says how each
     prints in C (renaming by substitution would rebuild every expression).
     The intermediates the outputs need are computed first, as temporaries
-    named ``cg_<name>``, in the same CSE.
+    named ``cg_<name>``, in the same CSE. extra_inputs: (symbol, array, index,
+    C name) read from further arrays; extra_intermediates: more definitions.
     """
     originals, cnames, arrays, index, labels = _inputs(eom)
+    for sym, array, i, cname in extra_inputs:
+        originals, cnames = originals + [sym], cnames + [cname]
+        arrays, index, labels = arrays + [array], index + [i], labels + [f"{array}[{i}]"]
     names = dict(zip(originals, cnames))
     names[eom.t] = "t"
     outputs = [sm.sympify(e) for _, exprs in groups for e in exprs]
-    items = _needed(eom.intermediates, outputs)
+    items = _needed(list(eom.intermediates) + list(extra_intermediates), outputs)
     trivial, kept = {}, []
     for item in items:     # a zero dependent speed, a pivot that is one: no assignment
         expr = item.expr.xreplace(trivial) if trivial else item.expr
@@ -227,7 +231,8 @@ def _flat(matrix) -> list:
     return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
 
 
-def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000) -> dict:
+def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
+                   jacobian: bool = True) -> dict:
     """The programs of a model's generated functions.
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
@@ -239,7 +244,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000) -> dict:
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
       the articulated-body recursion (see recursive.py); otherwise
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
-      multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py).
+      multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
+    - "jacobian" (asked for, no run-time constraints): the parts of the
+      analytic Jacobian (see jacobian.py).
     """
     from .solve import ldl_program   # solve.py builds on Program
 
@@ -267,4 +274,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000) -> dict:
         solve = ldl_program(mass, nu, unrolled_limit)
         if solve is not None:
             programs["solve"] = solve
+    if jacobian and c is None:
+        from .jacobian import jacobian_program
+        programs["jacobian"] = jacobian_program(eom)
     return programs

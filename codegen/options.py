@@ -27,12 +27,16 @@ class Options:
     fused: compile the runtime into the model's own library, specialized for
     it (the model's functions inline into the right-hand side, the
     integrators' loops get fixed bounds): faster to run, slower to build (see
-    the performance notes)."""
+    the performance notes). jacobian: generate the analytic Jacobian of the
+    right-hand side (models without run-time constraints), which the implicit
+    integrators, ``linearize`` and an FMU's directional derivatives use;
+    False builds faster and the integrators fall back to finite differences."""
     flags: tuple = PORTABLE_FLAGS
     rank_rtol: float = 1e-9
     recursive: bool | None = None
     unrolled_limit: int = 8000
     fused: bool = False
+    jacobian: bool = True
 
     def __post_init__(self):
         flags = self.flags
@@ -44,8 +48,9 @@ class Options:
             raise ValueError(f"rank_rtol must be a number in (0, 1), got {self.rank_rtol!r}")
         if self.recursive not in (None, True, False):
             raise TypeError(f"recursive must be None, True or False, got {self.recursive!r}")
-        if self.fused not in (True, False):
-            raise TypeError(f"fused must be True or False, got {self.fused!r}")
+        for field in ("fused", "jacobian"):
+            if getattr(self, field) not in (True, False):
+                raise TypeError(f"{field} must be True or False, got {getattr(self, field)!r}")
         if not (isinstance(self.unrolled_limit, int) and self.unrolled_limit >= 0):
             raise ValueError(f"unrolled_limit must be a non-negative integer, got "
                              f"{self.unrolled_limit!r}")
@@ -54,4 +59,4 @@ class Options:
         """A stable text of every field, for the cache key."""
         return (f"flags={' '.join(self.flags)}; rank_rtol={self.rank_rtol!r}; "
                 f"recursive={self.recursive!r}; unrolled_limit={self.unrolled_limit}; "
-                f"fused={self.fused}")
+                f"fused={self.fused}; jacobian={self.jacobian}")

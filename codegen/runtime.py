@@ -67,6 +67,9 @@ class CompiledModel:
         self.simulate = dynamics.simulate
         self.simulate_batch = dynamics.simulate_batch
         self.rhs_batch = dynamics.rhs_batch
+        self.jacobian = dynamics.jacobian
+        self.input_jacobian = dynamics.input_jacobian
+        self.linearize = dynamics.linearize
         if self.nc:
             self.constraint_forces = dynamics.constraint_forces
             self.residuals = dynamics.residuals

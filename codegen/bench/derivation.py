@@ -14,7 +14,11 @@ the model is built outside the timed region). Models:
   (3 velocity constraints, u_dependent=[u1, u4, u6], q_dependent=[q4],
   constraint_solver='CRAMER'), stopped before its linearization;
 - ``quaternion``: SymPy's test_kane.test_implicit_kinematics (a rigid body
-  in quaternions, explicit_kinematics=False).
+  in quaternions, explicit_kinematics=False);
+- ``bicycle-linearize``, ``rolling_disc-linearize``: the time of ``linearize``
+  alone in SymPy's test_kane3 (Meijaard's benchmark, A_and_B=True,
+  linear_solver='CRAMER') and test_linearize (the rolling disc with a
+  dependent coordinate and speeds); the SymPy test then checks the result.
 
 After timing, both tools' ``solve(mass_matrix, forcing)`` are compared at a
 random state (relative 1e-9): the two timings are of equal work. A run that
@@ -39,8 +43,13 @@ timing = {}
 class Stop(Exception):
     pass
 
+name, _, arg = spec.partition(':')
+linearizing = name.endswith('-linearize')
+name = name.replace('-linearize', '')
+
 class Timed(cls):
-    # times the constructor plus kanes_equations, then stops the caller (a SymPy test)
+    # times the constructor plus kanes_equations, then stops the caller (a SymPy test);
+    # or, for '<model>-linearize', times linearize and lets the test check its result
     def __init__(self, *args, **kwargs):
         timing['t0'] = time.perf_counter()
         super().__init__(*args, **kwargs)
@@ -48,9 +57,16 @@ class Timed(cls):
         out = super().kanes_equations(*args, **kwargs)
         timing['seconds'] = time.perf_counter() - timing['t0']
         timing['method'] = self
-        raise Stop
+        if not linearizing:
+            raise Stop
+        return out
+    def linearize(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        out = super().linearize(*args, **kwargs)
+        timing['seconds'] = time.perf_counter() - t0
+        timing['A'] = out[0]
+        return out
 
-name, _, arg = spec.partition(':')
 try:
     if name in ('pendulum', 'chain'):
         from codegen import examples
@@ -66,8 +82,15 @@ try:
         from sympy.physics.mechanics.tests import test_kane
         test_kane.KanesMethod = Timed
         test_kane.test_implicit_kinematics()
+    elif name == 'rolling_disc':
+        from sympy.physics.mechanics.tests import test_linearize
+        test_linearize.KanesMethod = Timed
+        test_linearize.test_linearize_rolling_disc_kane()
 except Stop:
     pass
+if linearizing:       # the SymPy test itself checked A (Meijaard's bicycle: to 1e-12)
+    print(json.dumps({'seconds': timing['seconds'], 'checked_by_the_sympy_test': True}))
+    sys.exit(0)
 km = timing['method']
 M, F = km.mass_matrix, km.forcing
 syms = sorted(M.free_symbols | F.free_symbols | me.find_dynamicsymbols(M) | me.find_dynamicsymbols(F)
@@ -81,7 +104,7 @@ print(json.dumps({'seconds': timing['seconds'], 'acc': acc.tolist(), 'names': li
 """
 
 DEFAULT_MODELS = ["pendulum:5", "pendulum:12", "pendulum:20", "chain:4", "chain:8", "chain:12",
-                  "bicycle", "quaternion"]
+                  "bicycle", "quaternion", "bicycle-linearize", "rolling_disc-linearize"]
 
 
 def measure(tool: str, spec: str, cap: float) -> dict:
@@ -105,6 +128,8 @@ def compare(models, repeat: int, cap: float):
         if "seconds" in kane[0]:
             kane += [measure("kane", spec, cap) for _ in range(repeat - 1)]
         agree = None
+        if ours[0].get("checked_by_the_sympy_test") and kane[0].get("checked_by_the_sympy_test"):
+            agree = True
         if "acc" in ours[0] and "acc" in kane[0]:
             a, b = np.array(kane[0]["acc"]), np.array(ours[0]["acc"])
             agree = bool(ours[0]["names"] == kane[0]["names"] and

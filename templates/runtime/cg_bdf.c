@@ -113,7 +113,7 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
         d[i] = 0.0;
     }
     if (s->jac_age < 0) {                      /* the first J, at (t, x) */
-        if ((code = cg_jacobian(s, 0))) return code;
+        if ((code = cg_step_jacobian(s, 0))) return code;
         s->w_diag = 0.0;
     }
     if (s->w_diag != 1.0 / c && cg_lu_w(s, 1.0 / c)) {
@@ -153,7 +153,7 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
         s->rejected++;
         if (s->jac_age != 0) {                 /* a J from an earlier step: a new one, same h */
             if ((code = cg_f(s, s->t, s->x, s->f))) return code;
-            if ((code = cg_jacobian(s, 0))) return code;
+            if ((code = cg_step_jacobian(s, 0))) return code;
             s->w_diag = 0.0;
         } else {
             cg_bdf_new_h(s, 0.5);

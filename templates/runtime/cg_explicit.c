@@ -5,7 +5,7 @@
 #include "cg_internal.h"
 
 /* specified inputs at time t from the table: held or linearly interpolated */
-static void cg_inputs_at(cg_integrator *s, double t)
+CG_API void cg_inputs_at(cg_integrator *s, double t)
 {
     const int nr = CG_SM(s)->nr;
     int i, lo = 0, hi = s->n_table - 1;

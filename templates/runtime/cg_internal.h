@@ -45,6 +45,8 @@
 CG_API int cg_lu_decompose(int n, double *A, int *piv);
 CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b);
 CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv);
+CG_API int cg_cholesky_factor(int n, double *A, double *inv);
+CG_API void cg_cholesky_backsolve(int n, const double *A, const double *inv, double *b);
 CG_API void cg_packed_matvec(int n, const double *A, const double *x, double *y);
 CG_API void cg_unpack(int n, const double *A, double *M);
 CG_API int cg_svd(int m, int n, double *A, double *V, double *s);
@@ -90,6 +92,7 @@ struct cg_integrator {
     int *piv;
 };
 
+CG_API void cg_inputs_at(cg_integrator *s, double t);
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
 CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);
@@ -98,7 +101,7 @@ CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *ac
 CG_API int cg_rejected(cg_integrator *s, double h, double err, double fac, int *accepted);
 CG_API int cg_rk4_step(cg_integrator *s, double h);
 CG_API int cg_dopri5_step(cg_integrator *s, int *accepted);
-CG_API int cg_jacobian(cg_integrator *s, int with_dt);
+CG_API int cg_step_jacobian(cg_integrator *s, int with_dt);
 CG_API int cg_lu_w(cg_integrator *s, double diag);
 CG_API int cg_after_singular(const cg_integrator *s);
 

@@ -81,8 +81,10 @@ CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b)
  * solves; b is overwritten by the solution. Returns 1 when a pivot is not
  * positive or falls below 1e-14 of its diagonal entry (A is not positive
  * definite to working precision), else 0. inv: workspace of n doubles.
+ * cg_cholesky_factor and cg_cholesky_backsolve are its two halves, for one
+ * factorization and many right-hand sides.
  */
-CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv)
+CG_API int cg_cholesky_factor(int n, double *A, double *inv)
 {
     int i, j, k;
     for (i = 0; i < n; i++) {
@@ -101,6 +103,13 @@ CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv)
             inv[i] = 1.0 / Li[i];
         }
     }
+    return 0;
+}
+
+/* b <- A^-1 b from cg_cholesky_factor's L (packed) and reciprocal pivots */
+CG_API void cg_cholesky_backsolve(int n, const double *A, const double *inv, double *b)
+{
+    int i, k;
     for (i = 0; i < n; i++) {
         const double *Li = A + i * (i + 1) / 2;
         double s = b[i];
@@ -112,6 +121,12 @@ CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv)
         for (k = i + 1; k < n; k++) s -= A[k * (k + 1) / 2 + i] * b[k];
         b[i] = s * inv[i];
     }
+}
+
+CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv)
+{
+    if (cg_cholesky_factor(n, A, inv)) return 1;
+    cg_cholesky_backsolve(n, A, inv, b);
     return 0;
 }
 

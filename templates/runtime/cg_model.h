@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 2
+#define CG_ABI_VERSION 3
 
 /* X(symbol, value, message): the status codes of every runtime function */
 #define CG_STATUS_LIST(X) \
@@ -33,7 +33,8 @@ extern "C" {
     X(CG_ERR_STEPSIZE, 6, "step size underflow (stiff, or singular)") \
     X(CG_ERR_JACOBIAN, 7, "an implicit method's Newton matrix is singular") \
     X(CG_PAUSED, 8, "paused: the call's step budget ran out") \
-    X(CG_ERR_KINEMATICS, 9, "q' is not finite: the kinematic equations are singular here")
+    X(CG_ERR_KINEMATICS, 9, "q' is not finite: the kinematic equations are singular here") \
+    X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints)")
 
 /* X(symbol, value, name): the integration methods of cg_integrator_init */
 #define CG_METHOD_LIST(X) \
@@ -70,6 +71,10 @@ typedef void (*cg_position_fn)(double t, const double *x, const double *p, const
 /* A and B of the constraints A u = B (nc x nu, row-major; nc) */
 typedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r,
                                double *A, double *B);
+/* the analytic Jacobian's parts at x, u' = ud given: dq'/dx (nq x nx) into Jq,
+   dF/dx - (dM/dx) ud (nu x nx) into R, and the same over r (nq x nr, nu x nr) */
+typedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r,
+                               const double *ud, double *Jq, double *R, double *Jqr, double *Rr);
 
 struct cg_model;
 struct cg_integrator;
@@ -90,6 +95,8 @@ typedef struct cg_runtime {
                       const double *r, double *res);
     int (*project)(const struct cg_model *m, double t, const double *x, const double *p,
                    const double *r, double tol, int maxiter, double *xout);
+    int (*jacobian)(const struct cg_model *m, double t, const double *x, const double *p,
+                    const double *r, double *J, double *Jr);
     size_t (*integrator_size)(const struct cg_model *m);
     int (*integrator_init)(struct cg_integrator *s, const struct cg_model *m, int method,
                            double t0, const double *x0, const double *p, int n_table,
@@ -118,6 +125,7 @@ typedef struct cg_model {
     cg_ldl_fn ldl;                     /* NULL unless CG_UNROLLED */
     cg_position_fn position;           /* NULL unless nh > 0 */
     cg_velocity_fn velocity;           /* NULL unless nc > 0 */
+    cg_jacobian_fn jacobian;           /* NULL with run-time constraints */
     const cg_runtime *runtime;         /* a fused build's own runtime, else NULL (the shared one) */
 } cg_model;
 

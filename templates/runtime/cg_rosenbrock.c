@@ -5,15 +5,22 @@
 #include "cg_internal.h"
 
 /* J = df/dx (row-major, into s->jac) and, with_dt, df/dt (s->ft) at the
-   current (t, x), by forward differences from f = s->f: nx (+ 1) RHS calls */
-CG_API int cg_jacobian(cg_integrator *s, int with_dt)
+   current (t, x): the model's analytic Jacobian when it has one, else forward
+   differences from f = s->f (nx RHS calls); df/dt by a difference (1 call) */
+CG_API int cg_step_jacobian(cg_integrator *s, int with_dt)
 {
     const int nx = CG_NX(s);
     double xp[nx], fp[nx];
     const double t = s->t, *x = s->x, *f0 = s->f;
     double dt;
     int i, j, code;
-    for (j = 0; j < nx; j++) {
+    if (CG_SM(s)->jacobian) {        /* the model's analytic Jacobian: one evaluation */
+        cg_inputs_at(s, t);
+        s->nfev++;
+        code = cg_jacobian(CG_SM(s), t, x, s->p, s->r, s->jac, 0);
+        if (code && !cg_all_finite(x, nx)) return CG_ERR_OUTPUT;
+        if (code) return code;
+    } else for (j = 0; j < nx; j++) {   /* else forward differences, nx evaluations */
         const double dx = sqrt(2.2e-16) * (fabs(x[j]) > 1.0 ? fabs(x[j]) : 1.0);
         for (i = 0; i < nx; i++) xp[i] = x[i];
         xp[j] += dx;
@@ -121,7 +128,7 @@ CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepte
     double err, fac;
     int i, j, k, code;
     if (!tb->keep_j || s->jac_age < 0 || s->jac_age >= CG_JAC_REUSE) {
-        if ((code = cg_jacobian(s, 1))) return code;
+        if ((code = cg_step_jacobian(s, 1))) return code;
         s->w_diag = 0.0;
     }
     if (s->w_diag != 1.0 / (tb->gam * h) && cg_factor_w(s, tb->gam, accepted))

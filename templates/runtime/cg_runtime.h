@@ -44,6 +44,12 @@ CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const d
 CG_API void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *F);
 
+/* the analytic Jacobian of dx: J = d dx / dx (nx x nx, row-major) and, unless Jr is
+   NULL, Jr = d dx / dr (nx x nr): the model's derivative parts, then M's factorization
+   (CG_ERR_NO_JACOBIAN for a model with run-time constraints) */
+CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const double *p,
+                       const double *r, double *J, double *Jr);
+
 /* run-time constraints (nc > 0): the multipliers lambda (nc) with A^T lambda = M u' - F;
    res = [f(q, t) (nh); A u - B (nc)]; and x moved onto the constraints (Newton on f with
    the pseudoinverse of f_q until max|f| <= tol, then the speeds by least norm onto
