@@ -328,7 +328,10 @@ cdef class Dynamics:
                                          <double *>cnp.PyArray_DATA(Jr) if with_inputs else NULL)
         if code == CG_ERR_NO_JACOBIAN:
             raise ValueError(f"{self.name}: the model has run-time constraints and so no "
-                             f"analytic Jacobian")
+                             f"analytic Jacobian off them; linearize gives its linearization on "
+                             f"the constraint manifold" if self.nc else
+                             f"{self.name}: the model was built without its Jacobian "
+                             f"(jacobian=False); regenerate it to have one")
         if code:
             self._fail(code, t, x, p, r)
         return J, Jr

@@ -121,7 +121,13 @@ class DependentSpeeds:
         rhs_u = [place(f"vr{i}", -(sm.Add(*[self.k_nh[i, j] * us[j] for j in range(p)])
                                     + self.f_nh[i])) for i in range(m)]
         rhs_A = sm.Matrix(m, p, lambda i, j: place(f"vb{i}_{j}", -self.k_nh[i, j]))
-        X = self.solver(Bd, sm.Matrix.hstack(sm.Matrix(rhs_u), rhs_A))
+        if m > 3:
+            def solve(A, b, name):
+                return self.solver(A, b)
+        else:
+            def solve(A, b, name):
+                return _adjugate_solve(A, b, place, name)
+        X = solve(Bd, sm.Matrix.hstack(sm.Matrix(rhs_u), rhs_A), "v")
         for k in range(m):
             items.append(Intermediate(us[p + k], X[k, 0], f"nh_{us[p + k].name}"))
         Ars = sm.Matrix(m, p, lambda k, j: place(f"ars{k}_{j}", X[k, 1 + j]))
@@ -129,9 +135,18 @@ class DependentSpeeds:
         rhs_w = sm.Matrix([place(f"ar{i}", -self.f_dnh[i]) for i in range(m)])
         Ka = Bd if not self.given_accelerations else \
             sm.Matrix(m, m, lambda i, j: place(f"ac{i}_{j}", self.k_dnh[i, p + j]))
-        W = self.solver(Ka, rhs_w)
+        W = solve(Ka, rhs_w, "a")
         w = sm.Matrix([place(f"w{k}", W[k, 0]) for k in range(m)])
         return items, Ars, w
+
+
+def _adjugate_solve(A: sm.Matrix, b: sm.Matrix, place, name: str) -> sm.Matrix:
+    """A⁻¹ b = adj(A) b / det(A) for a small matrix of placeholders. A pivoted
+    solve on placeholders fixes its pivots blind, and an entry that vanishes
+    at a special state (the upright bicycle's B_d) makes 0/0 there; this
+    divides only by det(A), zero only where A is singular."""
+    inv_det = place(f"idet_{name}", 1 / A.det(method="berkowitz"))
+    return (A.adjugate(method="berkowitz") * b) * inv_det
 
 
 def project(M: sm.Matrix, F: sm.Matrix, Ars: sm.Matrix, w: sm.Matrix):

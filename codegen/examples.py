@@ -7,6 +7,7 @@ constants and specified inputs, so one description feeds both formulations
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import sympy as sm
@@ -15,7 +16,7 @@ import sympy.physics.mechanics as me
 __all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
            "n_pendulum_on_cart", "spatial_chain", "chaplygin_sleigh",
            "offset_pendulum", "four_bar", "slider_crank", "spring_damper", "stiff_pendulum",
-           "EXAMPLES"]
+           "whipple_bicycle", "EXAMPLES"]
 
 
 @dataclass
@@ -481,6 +482,100 @@ def spring_damper(k=1e6, c=1e5):
                  stiff=True, conservative=False)
 
 
+def _meijaard_values() -> dict:
+    """Meijaard et al. (2007)'s benchmark bicycle in whipple_bicycle's
+    parameters (the conversion of SymPy's test_kane3; products of inertia
+    with the sign of its frames)."""
+    rR, rF, hta, trail, wb = 0.3, 0.35, math.pi / 2 - math.pi / 10, 0.08, 1.02
+    frame_x, frame_z, fork_x, fork_z = 0.3, 0.9, 0.9, 0.7
+    rake = -(trail * math.sin(hta) - rF * math.cos(hta))
+    a, b = fork_z - rF, wb - fork_x
+    c = math.hypot(a, b)
+    fork_length = wb * math.cos(hta) - (rF - rR) * math.sin(hta)
+    return dict(
+        WFrad=rF, WRrad=rR, htangle=hta, forkoffset=rake, forklength=fork_length,
+        framelength=wb * math.sin(hta) - (rake - (rF - rR) * math.cos(hta)),
+        framecg1=(frame_z - rR - frame_x / math.sin(hta) * math.cos(hta)) * math.sin(hta),
+        framecg3=(frame_x / math.sin(hta)
+                  + (frame_z - rR - frame_x / math.sin(hta) * math.cos(hta)) * math.cos(hta)),
+        forkcg1=c * math.cos(math.pi / 2 - hta - math.acos(a / c)) - fork_length,
+        forkcg3=rake + c * math.sin(math.pi / 2 - hta - math.acos(a / c)),
+        Iwr11=0.0603, Iwr22=0.12, Iwf11=0.1405, Iwf22=0.28, Ifork11=0.05892, Ifork22=0.06,
+        Ifork33=0.00708, Ifork31=0.00756, Iframe11=9.2, Iframe22=11, Iframe33=2.8,
+        Iframe31=-2.4, mfork=4, mframe=85, mwf=3, mwr=2, g=9.81)
+
+
+def whipple_bicycle(speed=5.0):
+    """The Whipple bicycle exactly as SymPy's test_kane3 builds it (Moore's port
+    from Autolev), with the parameters of Meijaard et al. (2007)'s benchmark.
+
+    q = (q1 yaw, q2 lean, q5 steer; q4 frame pitch, dependent through the
+    front contact's height), u = (u2 lean rate, u3 rear wheel rate, u5 steer
+    rate; u1, u4, u6 dependent through the front contact's three velocity
+    constraints). The wheels' angles are ignorable and left out. The initial
+    state runs upright at `speed` m/s with a lean rate of 0.5 rad/s: inside
+    Meijaard's stable range (4.29-6.02 m/s) the lean decays in a weave.
+    """
+    q1, q2, q4, q5 = me.dynamicsymbols('q1 q2 q4 q5')
+    u1, u2, u3, u4, u5, u6 = me.dynamicsymbols('u1 u2 u3 u4 u5 u6')
+    names = list(_meijaard_values())
+    WFrad, WRrad, htangle, forkoffset, forklength, framelength, framecg1, framecg3, \
+        forkcg1, forkcg3, Iwr11, Iwr22, Iwf11, Iwf22, Ifork11, Ifork22, Ifork33, Ifork31, \
+        Iframe11, Iframe22, Iframe33, Iframe31, mfork, mframe, mwf, mwr, g = \
+        constants = sm.symbols(names)
+    N = me.ReferenceFrame('N')
+    Y = N.orientnew('Y', 'Axis', [q1, N.z])
+    R = Y.orientnew('R', 'Axis', [q2, Y.x])
+    Frame = R.orientnew('Frame', 'Axis', [q4 + htangle, R.y])
+    WR = me.ReferenceFrame('WR')
+    TempFrame = Frame.orientnew('TempFrame', 'Axis', [-htangle, Frame.y])
+    Fork = Frame.orientnew('Fork', 'Axis', [q5, Frame.x])
+    TempFork = Fork.orientnew('TempFork', 'Axis', [-htangle, Fork.y])
+    WF = me.ReferenceFrame('WF')
+    WR_cont = me.Point('WR_cont')
+    WR_mc = WR_cont.locatenew('WR_mc', WRrad * R.z)
+    Steer = WR_mc.locatenew('Steer', framelength * Frame.z)
+    Frame_mc = WR_mc.locatenew('Frame_mc', -framecg1 * Frame.x + framecg3 * Frame.z)
+    Fork_mc = Steer.locatenew('Fork_mc', -forkcg1 * Fork.x + forkcg3 * Fork.z)
+    WF_mc = Steer.locatenew('WF_mc', forklength * Fork.x + forkoffset * Fork.z)
+    WF_cont = WF_mc.locatenew('WF_cont', WFrad * (me.dot(Fork.y, Y.z) * Fork.y
+                                                  - Y.z).normalize())
+    Y.set_ang_vel(N, u1 * Y.z)
+    R.set_ang_vel(Y, u2 * R.x)
+    WR.set_ang_vel(Frame, u3 * Frame.y)
+    Frame.set_ang_vel(R, u4 * Frame.y)
+    Fork.set_ang_vel(Frame, u5 * Fork.x)
+    WF.set_ang_vel(Fork, u6 * Fork.y)
+    WR_cont.set_vel(N, 0)
+    WR_mc.v2pt_theory(WR_cont, N, WR)
+    Steer.v2pt_theory(WR_mc, N, Frame)
+    Frame_mc.v2pt_theory(WR_mc, N, Frame)
+    Fork_mc.v2pt_theory(Steer, N, Fork)
+    WF_mc.v2pt_theory(Steer, N, Fork)
+    WF_cont.v2pt_theory(WF_mc, N, WF)
+    bodies = [
+        me.RigidBody('BodyFrame', Frame_mc, Frame, mframe,
+                     (me.inertia(TempFrame, Iframe11, Iframe22, Iframe33, 0, 0, Iframe31),
+                      Frame_mc)),
+        me.RigidBody('BodyFork', Fork_mc, Fork, mfork,
+                     (me.inertia(TempFork, Ifork11, Ifork22, Ifork33, 0, 0, Ifork31), Fork_mc)),
+        me.RigidBody('BodyWR', WR_mc, WR, mwr, (me.inertia(Frame, Iwr11, Iwr22, Iwr11), WR_mc)),
+        me.RigidBody('BodyWF', WF_mc, WF, mwf, (me.inertia(Fork, Iwf11, Iwf22, Iwf11), WF_mc))]
+    kd = [q1.diff() - u1, q2.diff() - u2, q4.diff() - u4, q5.diff() - u5]
+    v = WF_cont.vel(N)
+    masses = [(Frame_mc, mframe), (Fork_mc, mfork), (WF_mc, mwf), (WR_mc, mwr)]
+    values = _meijaard_values()
+    return Model('whipple_bicycle', N, [q1, q2, q5], [u2, u3, u5], kd, bodies,
+                 loads=[(P, -m * g * Y.z) for P, m in masses],
+                 q_dependent=[q4], u_dependent=[u1, u4, u6],
+                 velocity_constraints=[v & Y.x, v & Y.y, v & Y.z],
+                 configuration_constraints=[WF_cont.pos_from(WR_cont) & Y.z],
+                 constants=list(constants),
+                 potential_energy=sum(m * g * (P.pos_from(WR_cont) & Y.z) for P, m in masses),
+                 doc=whipple_bicycle.__doc__, parameter_values=values,
+                 initial_state=[0.0, 0.0, 0.0, 0.0, 0.5, speed / values['WRrad'], 0.0])
+
+
 #: name -> builder, for the command line
 EXAMPLES = {
     'dumbbell': dumbbell,
@@ -494,4 +589,5 @@ EXAMPLES = {
     'slider_crank': slider_crank,
     'spring_damper': spring_damper,
     'stiff_pendulum': stiff_pendulum,
+    'whipple_bicycle': whipple_bicycle,
 }

@@ -8,15 +8,23 @@ With M(q, r, t) u' = F(x, r, t), differentiating at a state where u' is known:
 and the same over the specified inputs r (Jqr, Rr). The program takes u'
 as an input array (the runtime computes it first with the model's own
 solve) and returns Jq and R; the runtime then solves M Z = R with M's
-factorization (cg_jacobian). So the Jacobian is analytic: symbolic
-derivatives of the parts, through one CSE, with no finite differences and
-no blind differentiation of M⁻¹F. Derivatives pass through the model's
-intermediates (the dependent speeds' solve) by the chain rule, each
-intermediate's derivative an intermediate of its own (forward mode).
+factorization (cg_jacobian). No finite differences, and no blind
+differentiation of M⁻¹F.
+
+The derivatives are forward-mode differentiation of the straight-line
+program of q' and F - M u' (after its CSE), not symbolic derivatives of
+the expressions: each temporary's gradient over x and r is a sparse map
+direction -> expression, built by one walk over its tree from the
+gradients of the symbols it uses. Its cost is the program's size times the
+gradients' density, where symbolic differentiation would rebuild the
+shared subexpressions once per state.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sm
+from sympy.core.function import AppliedUndef
 
 from .constraints import Intermediate
 from .kernel import Program, make_program
@@ -24,41 +32,107 @@ from .kernel import Program, make_program
 __all__ = ["jacobian_program"]
 
 
+def _variables(expr) -> set:
+    return expr.free_symbols | expr.atoms(AppliedUndef) | expr.atoms(sm.Derivative)
+
+
+def _combine(parts) -> dict:
+    """sum over (factor, gradient) of factor * gradient, direction by direction."""
+    out = {}
+    for factor, g in parts:
+        for k, d in g.items():
+            term = d if factor == 1 else factor * d
+            out[k] = out[k] + term if k in out else term
+    return out
+
+
+class _Tangents:
+    """Gradients of a straight-line program's values, as new definitions."""
+
+    def __init__(self, wrt: list):
+        self.grad = {v: {k: sm.S.One} for k, v in enumerate(wrt)}
+        self.defs = []                 # Intermediate: partials and gradient entries
+        self._count = 0
+
+    def _place(self, expr, stem: str):
+        """expr itself if trivial, else a new symbol defined by it."""
+        if expr.is_number or expr.is_Symbol:
+            return expr
+        self._count += 1
+        s = sm.Dummy(f"{stem}{self._count}")
+        self.defs.append(Intermediate(s, expr, f"{stem}{self._count}"))
+        return s
+
+    def of(self, expr) -> dict:
+        """The gradient of expr (direction -> expression): one walk over its tree,
+        through the known gradients of the symbols it uses."""
+        memo = {}
+
+        def walk(e) -> dict:
+            if e in self.grad:
+                return self.grad[e]
+            if not e.args or isinstance(e, (AppliedUndef, sm.Derivative)):
+                return {}
+            if e in memo:
+                return memo[e]
+            args = e.args
+            grads = [walk(a) for a in args]
+            if e.is_Add:
+                out = _combine((sm.S.One, g) for g in grads)
+            elif e.is_Mul:
+                out = _combine((sm.Mul(*(args[:i] + args[i + 1:])), g)
+                               for i, g in enumerate(grads) if g)
+            elif e.is_Pow:
+                b, x = args
+                gb, gx = grads
+                parts = [(x * b ** (x - 1), gb)] if gb else []
+                if gx:
+                    parts.append((e * sm.log(b), gx))
+                out = _combine(parts)
+            elif isinstance(e, sm.Function):
+                out = _combine((e.fdiff(i + 1), g) for i, g in enumerate(grads) if g)
+            else:
+                raise TypeError(f"cannot differentiate {type(e).__name__} in the generated "
+                                f"Jacobian: {e}")
+            memo[e] = out
+            return out
+        return {k: v for k, v in walk(sm.sympify(expr)).items() if v != 0}
+
+    def define(self, symbol, expr) -> None:
+        """A temporary: its gradient, each entry a symbol of its own."""
+        self.grad[symbol] = {k: self._place(e, "jd") for k, e in self.of(expr).items()}
+
+
 def jacobian_program(eom) -> Program:
     """Outputs Jq, R (over the states) and Jqr, Rr (over the specified inputs), row-major;
     input array ud (u'). Only for models without run-time constraints."""
     states = list(eom.q) + list(eom.u)
     wrt = states + list(eom.specifieds)
-    known = {item.symbol for item in eom.intermediates}
-    d, new = {}, []             # (intermediate, k) -> its derivative's symbol
-
-    def total(expr, k, v):
-        """d expr / d v, through the intermediates defined so far."""
-        expr = sm.sympify(expr)
-        out = expr.diff(v) if expr.has(v) else sm.S.Zero
-        for s in expr.free_symbols & known:
-            ds = d.get((s, k))
-            if ds is not None:
-                out += expr.diff(s) * ds
-        return out
-    for item in eom.intermediates:
-        for k, v in enumerate(wrt):
-            der = total(item.expr, k, v)
-            if der != 0:
-                sym = sm.Dummy(f"d{k}_{item.name}")
-                new.append(Intermediate(sym, der, f"d{k}_{item.name}"))
-                d[item.symbol, k] = sym
-    nu = eom.nu
+    nx, nu = len(states), eom.nu
     ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
     M = eom.M
-    # residual of the dynamics at the given u': its derivative is R
+    # the dynamics' residual at the given u': its derivative is R
     res = [eom.F[i] - sm.Add(*[M[i, j] * ud[j] for j in range(nu) if M[i, j] != 0])
            for i in range(nu)]
-
-    def rows(exprs, variables, offset):
-        return [total(e, offset + k, v) for e in exprs for k, v in enumerate(variables)]
-    nx = len(states)
-    groups = [("Jq", rows(eom.qdot, states, 0)), ("R", rows(res, states, 0)),
-              ("Jqr", rows(eom.qdot, eom.specifieds, nx)), ("Rr", rows(res, eom.specifieds, nx))]
     extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
-    return make_program(eom, groups, extra_inputs=extra, extra_intermediates=new)
+    values = make_program(eom, [("qd", list(eom.qdot)), ("res", res)], extra_inputs=extra)
+    tangents = _Tangents(wrt)
+    for symbol, expr in values.temporaries:
+        tangents.define(symbol, expr)
+    (_, qd), (_, rs) = values.outputs
+
+    def rows(exprs, first, count):
+        out = []
+        for e in exprs:
+            g = tangents.of(e)
+            out += [g.get(first + k, sm.S.Zero) for k in range(count)]
+        return out
+    nr = len(eom.specifieds)
+    groups = [("Jq", rows(qd, 0, nx)), ("R", rows(rs, 0, nx)),
+              ("Jqr", rows(qd, nx, nr)), ("Rr", rows(rs, nx, nr))]
+    # the value program's temporaries become definitions of the derivative program
+    # (its intermediates among them), all in one more CSE with the partials
+    kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(values.temporaries)]
+    plain = dataclasses.replace(eom, intermediates=[])
+    return make_program(plain, groups, extra_inputs=extra,
+                        extra_intermediates=kept + tangents.defs)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ._runtime import Dynamics
+from .manifold import manifold_linearization, tangent_basis
 from .result import SimulationResult
 
 __all__ = ["CompiledModel", "SimulationResult"]
@@ -74,6 +75,35 @@ class CompiledModel:
             self.constraint_forces = dynamics.constraint_forces
             self.residuals = dynamics.residuals
             self.project = dynamics.project
+            self.linearize = self._linearize_on_manifold
+
+    def _linearize_on_manifold(self, x, p, r=None, t: float = 0.0) -> tuple:
+        """(A, B) of the equations restricted to the constraint manifold at a
+        consistent state x (see codegen.manifold.manifold_linearization): A maps
+        consistent perturbations to consistent rates and is zero across the
+        constraints; ``tangent_basis`` gives T with Tᵀ A T the minimal model."""
+        x, rv = self._consistent(x, p, r, t)
+        A, B, _ = manifold_linearization(lambda z: self.rhs(t, z, p, rv),
+                                         lambda z: self.residuals(t, z, p, rv), x, self.nr,
+                                         rv, lambda s: self.rhs(t, x, p, s))
+        return A, B
+
+    def tangent_basis(self, x, p, r=None, t: float = 0.0) -> np.ndarray:
+        """T (nx x m): orthonormal columns spanning the consistent first-order
+        perturbations of the consistent state x (m = nx - rank of the constraints'
+        Jacobian there)."""
+        x, rv = self._consistent(x, p, r, t)
+        return tangent_basis(lambda z: self.residuals(t, z, p, rv), x)[0]
+
+    def _consistent(self, x, p, r, t) -> tuple:
+        x = np.array(x, float)
+        rv = r(t, x) if callable(r) else r
+        rv = None if rv is None else np.array(rv, float)
+        res = np.abs(self.residuals(t, x, p, rv)).max()
+        if res > 1e-8 * max(1.0, np.abs(x).max()):
+            raise ValueError(f"{self.name}: x violates the constraints (max residual {res:.3g}); "
+                             f"linearize at a consistent state, e.g. model.project(x, p)")
+        return x, rv
 
     @classmethod
     def from_library(cls, path: Path, manifest: dict, folder: Path) -> "CompiledModel":
