@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sm
+from sympy.core.function import AppliedUndef
 from sympy.core.sorting import default_sort_key
 from sympy.physics.mechanics import KanesMethod
 from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
 from .constraints import dependent_speeds, project, resolve, runtime_constraints
 from .formulation import check_bodies, check_loads, form, gibbs_appell_function
-from .kinematics import Kinematics, as_list, memo_xreplace, numeric_probe
+from .kinematics import Kinematics, as_list, dag_atoms, memo_xreplace, numeric_probe
 
 __all__ = ["GibbsAppellMethod"]
 
@@ -217,10 +218,12 @@ class GibbsAppellMethod(KanesMethod):
             o, p = len(kin.us), kin.p
             if self._nh is None:
                 self._codegen = ([], M[:o, :o], F[:o, :])
+                self._placeholder_Ars = sm.zeros(0, p)
             else:
                 items, Ars, w = self._nh.intermediates(kin)
                 Mr, Fr = project(M[:o, :o], F[:o, :], Ars, w)
                 self._codegen = (items, Mr, Fr)
+                self._placeholder_Ars = Ars
         return self._codegen
 
     # -- KanesMethod's members ------------------------------------------------------
@@ -340,7 +343,6 @@ class GibbsAppellMethod(KanesMethod):
         """SymPy's linearizer form of the equations on plain symbols (see codegen.linearize):
         f_0 without its q' (its Jacobian there is the identity), f_1 .. f_a, and the
         split of q, u into independent and dependent, and the inputs r."""
-        from sympy.physics.mechanics import find_dynamicsymbols
         f = self._need_formed()
         kin, nh = self._kin, self._nh
         def at(matrix, zero_symbols):
@@ -348,20 +350,33 @@ class GibbsAppellMethod(KanesMethod):
             memo = dict.fromkeys(zero_symbols, sm.S.Zero)
             return matrix.applyfunc(lambda e: memo_xreplace(e, memo))
         G = at(sm.Matrix(kin.qdot), kin.uas)                      # q' = G(q, u, t)
+        # the dynamics as KanesMethod's fr + fr* = T^T (F - M u') = 0 over all speeds,
+        # T = [I; A_rs] with A_rs the placeholders of the compiled path: their
+        # definitions go along (the adjugate solve: no pivot that vanishes at a
+        # special operating point, as the upright bicycle's does for LU)
         frstar, fr = at(f["frstar"], kin.uas), at(f["fr"], kin.uas)
+        items = self._codegen_equations()[0]
+        o = len(kin.us)
+        T = sm.eye(kin.p).col_join(self._placeholder_Ars)
+        M, F = f["ga"].M[:o, :o], at(f["ga"].F[:o, :], kin.uas)
+        dependent = set(kin.us[kin.p:])
+        definitions = [(i.symbol, i.expr) for i in items if i.symbol not in dependent]
         parts = dict(
             f_0=-at(G, kin.us), f_1=-G,
-            f_2=at(frstar, kin.us), f_3=at(frstar, kin.uds) + fr,
-            f_4=sm.zeros(frstar.rows, 1),
+            f_2=-T.T * (M * sm.Matrix(kin.uds[:o])), f_3=T.T * F,
+            f_4=sm.zeros(kin.p, 1), definitions=definitions,
+            # the same blocks in KanesMethod's form, for code that inspects them
+            kane_f_2=at(frstar, kin.us), kane_f_3=at(frstar, kin.uds) + fr,
             f_c=self._f_h,
             f_v=nh.f_nh + nh.k_nh * sm.Matrix(kin.us) if nh else sm.Matrix(),
             f_a=nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds) if nh else sm.Matrix())
         n_ind = len(kin.q) - kin.n_q_dependent
         parts.update(q_i=kin.q[:n_ind, :], q_d=kin.q[n_ind:, :], u_i=kin.u[:kin.p, :],
                      u_d=kin.u[kin.p:, :])
-        sym_list = set(list(kin.q) + list(kin.q.diff(t)) + list(kin.u) + list(kin.u.diff(t))
-                       + list(kin.u_aux) + list(kin.u_aux.diff(t)))
-        r = sorted(find_dynamicsymbols(kin.to_time(parts["f_3"]), sym_list), key=default_sort_key)
+        # the inputs: what stays a function of time (or its derivative) on plain symbols
+        found = dag_atoms(list(parts["f_3"]) + [e for _, e in definitions],
+                          (AppliedUndef, sm.Derivative))
+        r = sorted((a for a in found if a.free_symbols == {t}), key=default_sort_key)
         for i in r:
             if i.diff(t) in r:
                 raise ValueError('Cannot have derivatives of specified quantities when '

@@ -14,8 +14,8 @@ differentiation of M⁻¹F.
 The derivatives are forward-mode differentiation of the straight-line
 program of q' and F - M u' (after its CSE), not symbolic derivatives of
 the expressions: each temporary's gradient over x and r is a sparse map
-direction -> expression, built by one walk over its tree from the
-gradients of the symbols it uses. Its cost is the program's size times the
+direction -> expression (codegen.forward), from the gradients of the
+temporaries it uses. Its cost is the program's size times the
 gradients' density, where symbolic differentiation would rebuild the
 shared subexpressions once per state.
 """
@@ -24,26 +24,12 @@ from __future__ import annotations
 import dataclasses
 
 import sympy as sm
-from sympy.core.function import AppliedUndef
 
 from .constraints import Intermediate
+from .forward import forward
 from .kernel import Program, make_program
 
 __all__ = ["jacobian_program"]
-
-
-def _variables(expr) -> set:
-    return expr.free_symbols | expr.atoms(AppliedUndef) | expr.atoms(sm.Derivative)
-
-
-def _combine(parts) -> dict:
-    """sum over (factor, gradient) of factor * gradient, direction by direction."""
-    out = {}
-    for factor, g in parts:
-        for k, d in g.items():
-            term = d if factor == 1 else factor * d
-            out[k] = out[k] + term if k in out else term
-    return out
 
 
 class _Tangents:
@@ -51,56 +37,25 @@ class _Tangents:
 
     def __init__(self, wrt: list):
         self.grad = {v: {k: sm.S.One} for k, v in enumerate(wrt)}
-        self.defs = []                 # Intermediate: partials and gradient entries
-        self._count = 0
+        self.defs = []                 # Intermediate: the gradients' entries
+        self._memo = {}
 
-    def _place(self, expr, stem: str):
+    def _place(self, expr):
         """expr itself if trivial, else a new symbol defined by it."""
         if expr.is_number or expr.is_Symbol:
             return expr
-        self._count += 1
-        s = sm.Dummy(f"{stem}{self._count}")
-        self.defs.append(Intermediate(s, expr, f"{stem}{self._count}"))
+        name = f"jd{len(self.defs)}"
+        s = sm.Dummy(name)
+        self.defs.append(Intermediate(s, expr, name))
         return s
 
     def of(self, expr) -> dict:
-        """The gradient of expr (direction -> expression): one walk over its tree,
-        through the known gradients of the symbols it uses."""
-        memo = {}
-
-        def walk(e) -> dict:
-            if e in self.grad:
-                return self.grad[e]
-            if not e.args or isinstance(e, (AppliedUndef, sm.Derivative)):
-                return {}
-            if e in memo:
-                return memo[e]
-            args = e.args
-            grads = [walk(a) for a in args]
-            if e.is_Add:
-                out = _combine((sm.S.One, g) for g in grads)
-            elif e.is_Mul:
-                out = _combine((sm.Mul(*(args[:i] + args[i + 1:])), g)
-                               for i, g in enumerate(grads) if g)
-            elif e.is_Pow:
-                b, x = args
-                gb, gx = grads
-                parts = [(x * b ** (x - 1), gb)] if gb else []
-                if gx:
-                    parts.append((e * sm.log(b), gx))
-                out = _combine(parts)
-            elif isinstance(e, sm.Function):
-                out = _combine((e.fdiff(i + 1), g) for i, g in enumerate(grads) if g)
-            else:
-                raise TypeError(f"cannot differentiate {type(e).__name__} in the generated "
-                                f"Jacobian: {e}")
-            memo[e] = out
-            return out
-        return {k: v for k, v in walk(sm.sympify(expr)).items() if v != 0}
+        """The gradient of expr (direction -> expression)."""
+        return forward([expr], self.grad, {}, self._memo)[0][1]
 
     def define(self, symbol, expr) -> None:
         """A temporary: its gradient, each entry a symbol of its own."""
-        self.grad[symbol] = {k: self._place(e, "jd") for k, e in self.of(expr).items()}
+        self.grad[symbol] = {k: self._place(e) for k, e in self.of(expr).items()}
 
 
 def jacobian_program(eom) -> Program:

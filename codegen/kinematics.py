@@ -421,6 +421,22 @@ def _undifferentiated_functions(expr) -> set:
     return found
 
 
+def dag_atoms(exprs, kinds) -> set:
+    """The subexpressions of exprs that are instances of kinds, each shared node
+    visited once (``atoms`` walks a shared subexpression once per occurrence)."""
+    seen, found = set(), set()
+    stack = [sm.sympify(e) for e in exprs]
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        if isinstance(e, kinds):
+            found.add(e)
+        stack.extend(a for a in e.args if a not in seen)
+    return found
+
+
 def memo_xreplace(expr, memo):
     """xreplace that remembers every node it rebuilt, across calls sharing memo."""
     hit = memo.get(expr)

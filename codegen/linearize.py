@@ -11,131 +11,102 @@ differentiates every block symbolically, then substitutes the operating
 point. On large models the symbolic Jacobians are the cost (the Whipple
 bicycle: minutes). Here each block's Jacobian is taken at the operating
 point directly, by forward-mode differentiation over the expression DAG
-(:func:`jacobian_at`): every node is evaluated at the point once, with its
+(codegen.forward): every node is evaluated at the point once, with its
 gradient, so nothing larger than the point's values is ever built. The
 blocks are then assembled exactly as SymPy assembles them (same
 permutation, same constraint elimination C_0, C_1, C_2, same
-``linear_solver``), so the result has SymPy's meaning, shapes and order:
+``linear_solver``, except that 'LU' pivots by a numeric probe, see
+:func:`probed_lu_solve`), so the result has SymPy's meaning, shapes and order:
 
     (M, A, B):   M [q', u']ᵀ = A [q_ind, u_ind]ᵀ + B r
     (A, B):      [q', u']ᵀ = A [q_ind, u_ind]ᵀ + B r     (A_and_B=True)
 
-As in SymPy, states the operating point leaves out stay symbolic.
+As in SymPy, what the operating point leaves out stays symbolic (SymPy's
+own test_linearize_rolling_disc_kane linearizes about a family of steady
+turns that way); a key that is not a coordinate, a speed, a speed's
+derivative, an input or a constant of the model is refused, naming it.
+
+The dynamics block is Tᵀ (F - M u') with T = [I; A_rs] and A_rs the
+adjugate solve of the dependent speeds (codegen.constraints), whatever the
+constraint_solver: at an operating point where a pivot of SymPy's LU
+vanishes (the upright bicycle), KanesMethod.linearize returns nan, this
+does not.
 """
 from __future__ import annotations
 
 import sympy as sm
-from sympy.core.function import AppliedUndef, ArgumentIndexError
 from sympy.physics.mechanics.linearize import Linearizer
 from sympy.physics.vector import dynamicsymbols
 
+from .forward import forward
+from .kinematics import numeric_probe
+
 t = dynamicsymbols._t
 
-__all__ = ["jacobian_at", "GibbsAppellLinearizer"]
+__all__ = ["GibbsAppellLinearizer", "probed_lu_solve"]
 
 
-def _add(grads, g, factor):
-    for i, d in g.items():
-        grads[i] = grads.get(i, 0) + factor * d
+def probed_lu_solve(A: sm.Matrix, B: sm.Matrix) -> sm.Matrix:
+    """A⁻¹ B by Gaussian elimination with partial pivoting, the pivots chosen by
+    the entries' sizes at a generic numeric probe of their symbols. SymPy's LU
+    takes the first entry it cannot prove zero; at an operating point an
+    entry can be zero without simplifying to it (the bicycle's mass matrix
+    upright, its parameters symbolic), and the result is then nan."""
+    A, B = A.copy(), B.copy()
+    n = A.rows
+    probe = numeric_probe(*A, point=0)
 
-
-def jacobian_at(exprs, variables, point: dict, memo: dict = None):
-    """(values, J): exprs at point and J[i][j] = d exprs[i] / d variables[j] at point.
-
-    Forward mode over the DAG: each distinct subexpression is visited once,
-    its value and its (sparse) gradient formed from its arguments'. point maps
-    symbols to values (numbers or expressions); symbols it leaves out stay.
-    Variables may be symbols, functions of time or their derivatives. memo
-    carries the visited nodes across calls with the same variables and point."""
-    index = {v: j for j, v in enumerate(variables)}
-    memo = {} if memo is None else memo
-    for root in exprs:
-        stack = [(sm.sympify(root), False)]
-        while stack:
-            e, done = stack.pop()
-            if e in memo:
-                continue
-            if e in index or e.is_Atom or isinstance(e, (AppliedUndef, sm.Derivative)):
-                value = point.get(e, e)
-                memo[e] = (value, {index[e]: sm.S.One} if e in index else {})
-                continue
-            if not done:
-                stack.append((e, True))
-                stack.extend((a, False) for a in e.args if a not in memo)
-                continue
-            memo[e] = _node(e, [memo[a] for a in e.args], index, point)
-    values = [memo[sm.sympify(e)][0] for e in exprs]
-    J = [[memo[sm.sympify(e)][1].get(j, sm.S.Zero) for j in range(len(variables))]
-         for e in exprs]
-    return values, J
-
-
-def _node(e, args, index, point):
-    """Value and gradient of e from its arguments' (values, gradients)."""
-    vals = [v for v, _ in args]
-    grads = {}
-    if e.is_Add:
-        value = sm.Add(*vals)
-        for _, g in args:
-            _add(grads, g, 1)
-    elif e.is_Mul:
-        value = sm.Mul(*vals)
-        k = len(vals)
-        prefix, suffix = [sm.S.One] * (k + 1), [sm.S.One] * (k + 1)
-        for i in range(k):
-            prefix[i + 1] = prefix[i] * vals[i]
-            suffix[k - 1 - i] = suffix[k - i] * vals[k - 1 - i]
-        for i, (_, g) in enumerate(args):
-            if g:
-                _add(grads, g, prefix[i] * suffix[i + 1])
-    elif e.is_Pow:
-        (b, gb), (x, gx) = args
-        value = b ** x
-        if gb:
-            _add(grads, gb, x * b ** (x - 1))
-        if gx:
-            _add(grads, gx, value * sm.log(b))
-    elif isinstance(e, sm.Function):
-        value = e.func(*vals)
-        for k, (_, g) in enumerate(args):
-            if not g:
-                continue
-            try:
-                d = value.fdiff(k + 1) if isinstance(value, sm.Function) else \
-                    e.fdiff(k + 1).xreplace(dict(zip(e.args, vals)))
-            except ArgumentIndexError:
-                d = e.fdiff(k + 1).xreplace(dict(zip(e.args, vals)))
-            _add(grads, g, d)
-    else:                     # Piecewise and the like: differentiate symbolically, then evaluate
-        value = e.xreplace(point)
-        for v, j in index.items():
-            if e.has(v):
-                d = e.diff(v).xreplace(point)
-                if d != 0:
-                    grads[j] = d
-    return value, {j: d for j, d in grads.items() if d != 0}
+    def size(e):
+        return abs(complex(e.xreplace(probe).evalf())) if e != 0 else 0.0
+    scale = max((size(e) for e in A), default=0.0)
+    for k in range(n):
+        sizes = [size(A[i, k]) for i in range(k, n)]
+        best = max(range(len(sizes)), key=sizes.__getitem__)
+        if sizes[best] <= 1e-12 * scale:
+            raise ValueError("the linearization's matrix is singular at the operating point")
+        if best:
+            A.row_swap(k, k + best)
+            B.row_swap(k, k + best)
+        for i in range(k + 1, n):
+            if A[i, k] != 0:
+                f = A[i, k] / A[k, k]
+                A[i, :] = A[i, :] - f * A[k, :]
+                B[i, :] = B[i, :] - f * B[k, :]
+    X = sm.zeros(n, B.cols)
+    for k in reversed(range(n)):
+        row = B[k, :] - sum((A[k, j] * X[j, :] for j in range(k + 1, n) if A[k, j] != 0),
+                            sm.zeros(1, B.cols))
+        X[k, :] = row / A[k, k]
+    return X
 
 
 class _At:
     """Jacobians at one point over all the variables [q, u, u', r], every distinct
-    subexpression of every block evaluated once (the blocks share most of theirs)."""
+    subexpression of every block evaluated once (the blocks share most of theirs).
+    definitions [(symbol, expr)], in order: symbols the blocks use, each with the
+    value and gradient of its expression (the dependent speeds' A_rs)."""
 
-    def __init__(self, q, u, ud, r, point):
-        self.variables = list(q) + list(u) + list(ud) + list(r)
+    def __init__(self, q, u, ud, r, point, definitions=()):
+        variables = list(q) + list(u) + list(ud) + list(r)
         self.slices = {}
         k = 0
         for name, group in (("q", q), ("u", u), ("ud", ud), ("r", r)):
             self.slices[name] = slice(k, k + len(group))
             k += len(group)
-        self.point, self.memo = point, {}
+        self.seeds = {v: {j: sm.S.One} for j, v in enumerate(variables)}
+        self.point, self.memo = dict(point), {}
+        for symbol, expr in definitions:
+            (value, gradient), = forward([expr], self.seeds, self.point, self.memo)
+            self.point[symbol], self.seeds[symbol] = value, gradient
 
     def __call__(self, f, over: str) -> sm.Matrix:
         cols = self.slices[over]
         width = cols.stop - cols.start
         if not len(f) or not width:
             return sm.zeros(len(f), width)
-        _, J = jacobian_at(list(f), self.variables, self.point, self.memo)
-        return sm.Matrix(J)[:, cols]
+        out = forward(list(f), self.seeds, self.point, self.memo)
+        return sm.Matrix([[g.get(j, sm.S.Zero) for j in range(cols.start, cols.stop)]
+                          for _, g in out])
 
 
 class GibbsAppellLinearizer(Linearizer):
@@ -152,10 +123,13 @@ class GibbsAppellLinearizer(Linearizer):
         kin = method._kin
         self._method, self._kin, self._parts = method, kin, parts
         to_time = kin.to_time
-        f = [to_time(parts[k]) for k in ("f_0", "f_1", "f_2", "f_3", "f_4", "f_c", "f_v", "f_a")]
+        f = [to_time(parts[k]) for k in ("f_0", "f_1", "kane_f_2", "kane_f_3", "f_4", "f_c",
+                                         "f_v", "f_a")]
         f[0] = f[0] + kin.q.diff(t)             # f_0 = f_k(u = 0) + q'
         super().__init__(*f, kin.q, kin.u, parts["q_i"], parts["q_d"], parts["u_i"], parts["u_d"],
                          parts["r"], linear_solver=linear_solver)
+        if isinstance(linear_solver, str) and linear_solver == 'LU':
+            self.linear_solver = probed_lu_solve
 
     def _plain_point(self, op_point):
         """The operating point on plain symbols; a key that is not a coordinate, a speed,
@@ -207,7 +181,7 @@ class GibbsAppellLinearizer(Linearizer):
         if not self._setup_done:
             self._form_permutation_matrices()
             self._setup_done = True
-        at = _At(q, u, ud, r, point)
+        at = _At(q, u, ud, r, point, parts["definitions"])
         kin_f = parts["f_0"] + parts["f_1"]
         dyn = parts["f_2"] + parts["f_3"]
         M_qq = sm.eye(n)

@@ -42,21 +42,22 @@ def tangent_basis(residuals, x: np.ndarray) -> tuple:
 def manifold_linearization(rhs, residuals, x, nr: int, r: np.ndarray, rhs_r) -> tuple:
     """(A, B, T) of the dynamics restricted to the constraint manifold at x.
 
-    A = P J P and B = P Jr over the full state, with J = d x'/dx taken along
-    the tangent only and P = T Tᵀ the projection onto it: they map consistent
-    perturbations (and any input) to consistent rates, and are zero on the
-    constrained directions. Tᵀ A T is the minimal linear model in the
-    coordinates dy of x + T dy; its eigenvalues are A's nonzero ones.
+    A = J T Tᵀ, with J = d x'/dx taken along the tangent only: for a
+    consistent perturbation dx (dx = T Tᵀ dx) the rate changes by A dx to
+    first order, as central differences between consistent states give;
+    across the constraints A is zero. B = d x'/dr. At an equilibrium the
+    minimal linear model in the coordinates dy of x + T dy is
+    dy' = Tᵀ A T dy + Tᵀ B dr, whose eigenvalues are A's nonzero ones (away
+    from one the rates' normal part, of the size of x' times the manifold's
+    curvature, is in A but not in that minimal model).
     rhs(x) and rhs_r(r) evaluate x' at x with the inputs held, and at the
     inputs r with x held."""
     x = np.asarray(x, float)
     T, _ = tangent_basis(residuals, x)
     JT = _central(rhs, x, T, np.full(T.shape[1], _steps(x).max()))
-    P = T @ T.T
-    A = P @ JT @ T.T
+    A = JT @ T.T
     if nr:
-        Jr = _central(rhs_r, r, np.eye(nr), _steps(r))
-        B = P @ Jr
+        B = _central(rhs_r, r, np.eye(nr), _steps(r))
     else:
         B = np.zeros((len(x), 0))
     return A, B, T

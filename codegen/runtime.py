@@ -78,13 +78,14 @@ class CompiledModel:
             self.linearize = self._linearize_on_manifold
 
     def _linearize_on_manifold(self, x, p, r=None, t: float = 0.0) -> tuple:
-        """(A, B) of the equations restricted to the constraint manifold at a
-        consistent state x (see codegen.manifold.manifold_linearization): A maps
-        consistent perturbations to consistent rates and is zero across the
-        constraints; ``tangent_basis`` gives T with Tᵀ A T the minimal model."""
+        """(A, B) of the equations on the constraint manifold at a consistent state
+        x (see codegen.manifold.manifold_linearization): A dx is the rates' change
+        for a consistent perturbation dx, and A is zero across the constraints;
+        ``tangent_basis`` gives T with Tᵀ A T the minimal model at an equilibrium."""
         x, rv = self._consistent(x, p, r, t)
         A, B, _ = manifold_linearization(lambda z: self.rhs(t, z, p, rv),
-                                         lambda z: self.residuals(t, z, p, rv), x, self.nr,
+                                         lambda z: self.residuals(t, z, p, rv), x,
+                                         len(self.specifieds),
                                          rv, lambda s: self.rhs(t, x, p, s))
         return A, B
 
