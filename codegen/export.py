@@ -53,7 +53,8 @@ def _write_all(target: Path, files: dict) -> None:
 
 
 def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=None,
-             rank_rtol: float = 1e-9, driver: bool = True, recursive=None) -> Path:
+             rank_rtol: float = 1e-9, driver: bool = True, recursive=None,
+             jacobian: bool = True) -> Path:
     """Write a self-contained C99 library of the model into ``output_dir/name``.
 
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
@@ -65,9 +66,11 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     runtime: ``cc -O2 <name>.c <name>_driver.c $(ls cg_*.c | grep -v fused) -lm``. The code is
     reentrant (no globals but constant tables, no static buffers, no
     allocation). All files are written or none; nothing is written if the
-    model is refused. Returns the folder.
+    model is refused. Returns the folder. The analytic Jacobian (models
+    without run-time constraints, unless ``jacobian=False``) is
+    ``cg_jacobian(<name>_model(), t, x, p, r, J, Jr)``.
     """
-    options = Options(rank_rtol=rank_rtol, recursive=recursive)
+    options = Options(rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
     eq, sources = model_sources(eom, name, constants, specifieds, options)
     target = _prepare_dir(output_dir, name)
     files = dict(sources.files)
@@ -88,14 +91,16 @@ def _numbers(values) -> str:
     return " ".join(f"{float(v)!r}," for v in values)
 
 
-def _model_description(eq, sources, name, guid, start, doc) -> bytes:
-    """modelDescription.xml: states, derivatives, tunable parameters, inputs."""
+def _model_description(eq, sources, name, guid, start, doc, jacobian: bool) -> bytes:
+    """modelDescription.xml: states, derivatives, tunable parameters, inputs;
+    directional derivatives where the model has its analytic Jacobian."""
     nx = eq.nq + eq.nu
     root = ET.Element("fmiModelDescription", fmiVersion="2.0", modelName=name, guid=guid,
                       description=doc, generationTool=f"codegen {__version__}",
                       variableNamingConvention="flat", numberOfEventIndicators="0")
     common = dict(modelIdentifier=name, canGetAndSetFMUstate="false",
-                  canSerializeFMUstate="false", providesDirectionalDerivative="false")
+                  canSerializeFMUstate="false",
+                  providesDirectionalDerivative="true" if jacobian else "false")
     kinds = (ET.SubElement(root, "ModelExchange", **common),
              ET.SubElement(root, "CoSimulation", **common,
                            canHandleVariableCommunicationStepSize="true",
@@ -171,7 +176,8 @@ def _platform() -> str:
 
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
                start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS,
-               method: str = "dopri5", tolerance: float = 1e-8, recursive=None) -> Path:
+               method: str = "dopri5", tolerance: float = 1e-8, recursive=None,
+               jacobian: bool = True) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
     Co-Simulation, and return its path.
 
@@ -189,8 +195,12 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     binary for this platform (binaries/linux64 on Linux x86-64). The FMI 2.0
     headers come from templates/fmi2 (Modelica Association, 2-clause BSD).
     A failed build keeps its sources in ``output_dir/<name>.fmu-failed-build``.
+    With the model's analytic Jacobian (no run-time constraints, unless
+    ``jacobian=False``) the FMU provides directional derivatives
+    (fmi2GetDirectionalDerivative) of the state derivatives with respect to
+    the states and the inputs.
     """
-    options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive)
+    options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
     if method not in CS_METHODS:
         raise ValueError(f"method must be one of {list(CS_METHODS)}, got {method!r}")
     if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
@@ -218,7 +228,9 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         os.close(fd)
         try:
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                z.writestr("modelDescription.xml", _model_description(eq, sources, name, guid, start, doc))
+                description = _model_description(eq, sources, name, guid, start, doc,
+                                                 options.jacobian and eq.constraints is None)
+                z.writestr("modelDescription.xml", description)
                 for fname, text in sorted(files.items()):
                     z.writestr(f"sources/{fname}", text)
                 z.write(lib, f"binaries/{_platform()}/{name}{_shared_suffix()}")
