@@ -21,7 +21,7 @@ SOURCES = sorted(str(p) for p in RUNTIME.glob("cg_*.c") if p.name != "cg_fused.c
 runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"] + SOURCES,
                     include_dirs=[numpy.get_include(), str(RUNTIME)],
                     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-                    extra_compile_args=["-fopenmp", "-fno-math-errno"],
+                    extra_compile_args=["-fopenmp", "-O2", "-fno-math-errno"],
                     extra_link_args=["-fopenmp"])
 
 setup(

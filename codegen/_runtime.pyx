@@ -11,6 +11,7 @@ order, contiguity, finiteness. The fast path (a contiguous, aligned,
 native-endian float64 NumPy vector) reads the data pointer directly, without
 a copy or a memoryview.
 """
+from libc.math cimport isfinite, NAN
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
@@ -100,6 +101,19 @@ cdef inline const double *_data(object a) noexcept:
     return &_EMPTY[0] if a is None else <const double *>cnp.PyArray_DATA(<cnp.ndarray>a)
 
 
+cdef inline bint _is_float_matrix(object a, Py_ssize_t rows, Py_ssize_t cols) noexcept:
+    """An (rows, cols) array the C can write in place: float64, contiguous, writable, native."""
+    return (cnp.PyArray_CheckExact(a)
+            and cnp.PyArray_TYPE(<cnp.ndarray>a) == cnp.NPY_DOUBLE
+            and cnp.PyArray_NDIM(<cnp.ndarray>a) == 2
+            and cnp.PyArray_DIM(<cnp.ndarray>a, 0) == rows
+            and cnp.PyArray_DIM(<cnp.ndarray>a, 1) == cols
+            and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
+            and cnp.PyArray_ISALIGNED(<cnp.ndarray>a)
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>a)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a))
+
+
 cdef inline bint _is_float_vector(object a) noexcept:
     """A vector the C can read in place: float64, 1-D, contiguous, aligned, native byte order."""
     return (cnp.PyArray_CheckExact(a)
@@ -108,6 +122,18 @@ cdef inline bint _is_float_vector(object a) noexcept:
             and cnp.PyArray_IS_C_CONTIGUOUS(<cnp.ndarray>a)
             and cnp.PyArray_ISALIGNED(<cnp.ndarray>a)
             and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>a))
+
+
+cdef inline bint _finite(object a) noexcept:
+    """Every entry of a (None or a contiguous float64 vector) is finite."""
+    if a is None:
+        return True
+    cdef const double *d = _data(a)
+    cdef Py_ssize_t i, n = cnp.PyArray_DIM(<cnp.ndarray>a, 0)
+    for i in range(n):
+        if not isfinite(d[i]):
+            return False
+    return True
 
 
 cdef bint _ascending_within(const double[::1] v, double lo, double hi) noexcept:
@@ -119,6 +145,10 @@ cdef bint _ascending_within(const double[::1] v, double lo, double hi) noexcept:
             return False
         prev = v[i]
     return True
+
+
+# the input table of a model without inputs: never written (the C reads const tables)
+_NO_TIMES, _NO_VALUES = np.zeros(1), np.zeros((1, 1))
 
 
 def _progress_bar(name, double t0, double t1):
@@ -280,8 +310,7 @@ cdef class Dynamics:
         x = self._vector(x, self.nx, "x")
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
-        if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()
-                and (r is None or np.isfinite(r).all())):
+        if not (isfinite(t) and _finite(x) and _finite(p) and _finite(r)):
             self._fail(CG_ERR_INPUT, t, x, p, r)
         out = np.empty(shape)
         cdef double *o = <double *>cnp.PyArray_DATA(<cnp.ndarray>out)
@@ -302,30 +331,42 @@ cdef class Dynamics:
         return self._evaluate(1, t, x, p, r, (self.nu,))
 
     # -- the analytic Jacobian ----------------------------------------------------
-    def jacobian(self, double t, x, p, r=None):
+    def jacobian(self, double t, x, p, r=None, out=None):
         """d x'/d x at (t, x): shape (nx, nx), analytic (the model's derivative parts
-        and M's factorization, no finite differences)."""
-        return self._jacobians(t, x, p, r, False)[0]
+        and M's factorization, no finite differences). out: a writable C-contiguous
+        float64 (nx, nx) array, written in place (no allocation)."""
+        return self._jacobians(t, x, p, r, False, out)[0]
 
     def input_jacobian(self, double t, x, p, r=None):
         """d x'/d r at (t, x): shape (nx, nr)."""
-        return self._jacobians(t, x, p, r, True)[1]
+        return self._jacobians(t, x, p, r, True, None)[1]
 
     def linearize(self, x, p, r=None, double t=0.0):
         """(A, B) with d x'/d x = A and d x'/d r = B at (t, x, r): the linearization of
         the compiled equations over the model's state (codegen.GibbsAppellMethod.linearize
         is its symbolic counterpart)."""
-        return self._jacobians(t, x, p, r, True)
+        return self._jacobians(t, x, p, r, True, None)
 
-    cdef tuple _jacobians(self, double t, x, p, r, bint with_inputs):
+    cdef tuple _jacobians(self, double t, x, p, r, bint with_inputs, J):
         x = self._vector(x, self.nx, "x")
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
-        J = np.empty((self.nx, self.nx))
-        Jr = np.empty((self.nx, self.nr))
+        cdef cnp.npy_intp dims[2]
+        dims[0] = self.nx
+        dims[1] = self.nx
+        if J is None:
+            J = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+        elif not _is_float_matrix(J, self.nx, self.nx):
+            raise ValueError(f"{self.name}: out must be a writable C-contiguous float64 "
+                             f"array of shape ({self.nx}, {self.nx}) in native byte order")
+        Jr = None
+        if with_inputs:
+            dims[1] = self.nr
+            Jr = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
         cdef int code = self.rt.jacobian(self.m, t, _data(x), _data(p), _data(r),
-                                         <double *>cnp.PyArray_DATA(J),
-                                         <double *>cnp.PyArray_DATA(Jr) if with_inputs else NULL)
+                                         <double *>cnp.PyArray_DATA(<cnp.ndarray>J),
+                                         <double *>cnp.PyArray_DATA(<cnp.ndarray>Jr)
+                                         if with_inputs else NULL)
         if code == CG_ERR_NO_JACOBIAN:
             raise ValueError(f"{self.name}: the model has run-time constraints and so no "
                              f"analytic Jacobian off them; linearize gives its linearization on "
@@ -406,7 +447,7 @@ cdef class Dynamics:
         if self.nr == 0:
             if r is not None and len(r) != 0:
                 raise ValueError(f"{self.name}: the model has no specified inputs")
-            return np.zeros(1), np.zeros((1, 1))
+            return _NO_TIMES, _NO_VALUES
         if r is None:
             raise ValueError(f"{self.name}: the model has specified inputs {list(self.specifieds)}: "
                              f"pass r, a vector of {self.nr} or a table (times, values)")
@@ -436,18 +477,19 @@ cdef class Dynamics:
             raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
         if max_steps < 1:
             raise ValueError(f"{self.name}: max_steps must be at least 1, got {max_steps}")
-        if method != "rk4" and not (0 < rtol < np.inf and 0 < atol < np.inf):
+        if method != "rk4" and not (0 < rtol and isfinite(rtol) and 0 < atol and isfinite(atol)):
             raise ValueError(f"{self.name}: rtol and atol must be positive and finite, "
                              f"got rtol = {rtol}, atol = {atol}")
+        cdef double t0, t1
         try:
-            t0, t1 = (float(v) for v in t_span)
+            t0, t1 = t_span
         except (TypeError, ValueError):
-            t0 = t1 = np.nan
-        if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+            t0 = t1 = NAN
+        if not (isfinite(t0) and isfinite(t1) and t1 > t0):
             raise ValueError(f"{self.name}: t_span must be two finite times (t0, t1) with t1 > t0, "
                              f"got {t_span!r}")
         if method == "rk4":
-            if dt is None or not (0 < dt < np.inf):
+            if dt is None or not (0 < dt and isfinite(dt)):
                 raise ValueError(f"{self.name}: rk4 needs a positive, finite step dt, got {dt!r}")
             if t_eval is None:
                 t_eval = np.append(np.arange(t0, t1, dt), t1)
@@ -482,9 +524,13 @@ cdef class Dynamics:
         p = self._vector(p, self.np, "p")
         times, values = self._input_table(r, t0)
         self._check_start(t0, x0, p, values[0] if self.nr else None)
-        cdef cnp.ndarray buf = np.zeros((self.integrator_size + 7) // 8)   # aligned for double
+        cdef cnp.npy_intp dims[2]
+        dims[0] = (self.integrator_size + 7) // 8                      # aligned for double
+        cdef cnp.ndarray buf = cnp.PyArray_ZEROS(1, dims, cnp.NPY_DOUBLE, 0)
         cdef cg_integrator *s = <cg_integrator *>cnp.PyArray_DATA(buf)
-        cdef cnp.ndarray xs = np.empty((len(t_eval), self.nx))
+        dims[0] = len(t_eval)
+        dims[1] = self.nx
+        cdef cnp.ndarray xs = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
         cdef double[::1] tv = t_eval
         cdef double[:, ::1] xv = xs
         cdef int code = self.rt.integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
@@ -520,7 +566,8 @@ cdef class Dynamics:
             if bar is not None:
                 bar.close()
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
-        return SimulationResult(t=t_eval[:done].copy(), x=xs[:done].copy(), states=list(self.states),
+        return SimulationResult(t=t_eval[:done].copy(), x=xs if done == len(t_eval) else xs[:done].copy(),
+                                states=list(self.states),
                                 status=status, message=status_message(status),
                                 nsteps=steps, nrejected=rejected, nfev=nfev, method=method)
 

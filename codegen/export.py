@@ -63,7 +63,8 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     descriptor's type; ``cg_*.c``, of which ``cg_fused.c`` is only for fused
     builds), and with ``driver=True`` ``<name>_driver.c``, a fixed-step RK4
     example program (its usage is at its top). Compile the model with the
-    runtime: ``cc -O2 <name>.c <name>_driver.c $(ls cg_*.c | grep -v fused) -lm``. The code is
+    runtime: ``cc -O2 $(ls *.c | grep -v cg_fused) -lm`` (a large model's solve is in
+    ``<name>_solve.c``, beside ``<name>.c`` and the driver). The code is
     reentrant (no globals but constant tables, no static buffers, no
     allocation). All files are written or none; nothing is written if the
     model is refused. Returns the folder. The analytic Jacobian (models

@@ -8,7 +8,7 @@ import numpy as np
 __all__ = ["SimulationResult"]
 
 
-@dataclass
+@dataclass(slots=True)
 class SimulationResult:
     """What CompiledModel.simulate returns: x[k] is the state at t[k]."""
     t: np.ndarray

@@ -66,7 +66,11 @@ def test_duplicate_constants_and_bad_options_are_refused(tmp_path):
 
 # -- 6, 16. the cache -------------------------------------------------------------------
 def _damage(path, how):
+    """Damage a cached file as a crash or a bad disk would, through a new inode: this
+    process may have the library mapped, and truncating a mapped file in place would
+    make the process itself die of SIGBUS when it next touches those pages."""
     data = path.read_bytes()
+    path.unlink()
     path.write_bytes({"half": data[:len(data) // 2], "empty": b"", "short": data[:100],
                       "flipped": data[:-9] + bytes(b ^ 0xFF for b in data[-9:])}[how])
 

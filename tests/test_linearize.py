@@ -265,6 +265,16 @@ def test_jacobian_errors(built, tmp_path):
         mod.jacobian(0.0, np.zeros(mod.nx + 1), p, [0.0])
     with pytest.raises(Exception, match="not finite|non-finite|nan"):
         mod.jacobian(0.0, np.full(mod.nx, np.nan), p, [0.0])
+    # out=: written in place, and exactly the array a call without it returns
+    x = np.linspace(-0.4, 0.5, mod.nx)
+    out = np.full((mod.nx, mod.nx), np.nan)
+    assert mod.jacobian(0.0, x, p, [0.1], out) is out
+    assert np.array_equal(out, mod.jacobian(0.0, x, p, [0.1]))
+    for bad in [np.empty((mod.nx, mod.nx + 1)), np.empty((mod.nx, mod.nx), ">f8"),
+                np.empty((mod.nx, mod.nx), order="F"), np.empty(mod.nx * mod.nx),
+                np.empty((mod.nx, mod.nx), np.float32)]:
+        with pytest.raises(ValueError, match=rf"out must be .* \({mod.nx}, {mod.nx}\)"):
+            mod.jacobian(0.0, x, p, [0.1], bad)
     plain = generate(ga, "no_jacobian", output_dir=tmp_path, jacobian=False)
     with pytest.raises(ValueError, match="regenerate"):
         plain.linearize(np.zeros(mod.nx), p, [0.0])

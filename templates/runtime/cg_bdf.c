@@ -32,6 +32,28 @@ static const double cg_bdf_error_const[6] = {
     -0.0823 * CG_G3 + 1.0 / 4.0, -0.0415 * CG_G4 + 1.0 / 5.0, 1.0 / 6.0};
 
 /* R(order, factor): the matrix that rescales backward differences to the step h * factor */
+/* x^(-1/k) for x > 0 and the orders' k = 1..6: square and cube roots where
+   they serve, which cost a fraction of pow's time (called several times a step) */
+static double cg_inv_root(double x, int k)
+{
+    switch (k) {
+    case 1: return 1.0 / x;
+    case 2: return 1.0 / sqrt(x);
+    case 3: return 1.0 / cbrt(x);
+    case 4: return 1.0 / sqrt(sqrt(x));
+    case 6: return 1.0 / sqrt(cbrt(x));
+    default: return pow(x, -1.0 / k);
+    }
+}
+
+/* x^k for a small k >= 0 */
+static double cg_ipow(double x, int k)
+{
+    double v = 1.0;
+    while (k-- > 0) v *= x;
+    return v;
+}
+
 static void cg_bdf_R(int order, double factor, double R[6][6])
 {
     static const double inv[6] = {0.0, 1.0, 1.0 / 2.0, 1.0 / 3.0, 1.0 / 4.0, 1.0 / 5.0};
@@ -134,7 +156,7 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
         dy_norm = cg_err_norm(dy, ypred, ypred, nx, rtol, atol);
         n_iter = k + 1;
         if (dy_norm_old >= 0.0) rate = dy_norm / dy_norm_old;
-        if (dy_norm_old >= 0.0 && (rate >= 1.0 || pow(rate, CG_BDF_NEWTON - k) / (1.0 - rate)
+        if (dy_norm_old >= 0.0 && (rate >= 1.0 || cg_ipow(rate, CG_BDF_NEWTON - k) / (1.0 - rate)
                                                      * dy_norm > newton_tol))
             break;                             /* diverging, or too slow to make it */
         for (i = 0; i < nx; i++) {
@@ -164,7 +186,7 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
     for (i = 0; i < nx; i++) err[i] = cg_bdf_error_const[order] * d[i];
     error_norm = cg_err_norm(err, y, y, nx, rtol, atol);
     if (!(error_norm <= 1.0)) {
-        factor = error_norm == error_norm ? fmax(0.2, safety * pow(error_norm, -1.0 / (order + 1)))
+        factor = error_norm == error_norm ? fmax(0.2, safety * cg_inv_root(error_norm, order + 1))
                                           : 0.1;
         cg_bdf_new_h(s, factor);
         s->rejected++;
@@ -203,7 +225,7 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
         }
         for (j = 0; j < 3; j++) {
             const double fj = norms[j] == HUGE_VAL ? 0.0
-                              : norms[j] > 0.0 ? pow(norms[j], -1.0 / (order + j)) : HUGE_VAL;
+                              : norms[j] > 0.0 ? cg_inv_root(norms[j], order + j) : HUGE_VAL;
             if (fj > best) { best = fj; pick = j; }
         }
         s->order = order + pick - 1;

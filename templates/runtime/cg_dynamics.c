@@ -59,7 +59,7 @@ CG_API int cg_finite_inputs(const cg_model *m, double t, const double *x, const 
    q' not finite is the kinematics' singularity, M or F not finite an overflow or a
    singularity of the equations; otherwise the code stands. Evaluated again, since the
    fast path's arrays are factored or gone: errors are rare, the fast path is not. */
-static int cg_diagnose(const cg_model *m, double t, const double *x, const double *p,
+CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const double *p,
                        const double *r, int code)
 {
     double qd[CG_LEN(m->nq)], M[CG_LEN(m->nm)], F[CG_LEN(m->nu)];

@@ -41,12 +41,21 @@
 /* a VLA length that is never zero (an empty model array is still a valid pointer) */
 #define CG_LEN(n) ((n) > 0 ? (n) : 1)
 
+/* C99's restrict, spelled as C++ compilers take it */
+#ifdef __cplusplus
+#define CG_RESTRICT __restrict
+#else
+#define CG_RESTRICT restrict
+#endif
+
 /* ---- cg_linalg.c ---- */
 CG_API int cg_lu_decompose(int n, double *A, int *piv);
 CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b);
 CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv);
 CG_API int cg_cholesky_factor(int n, double *A, double *inv);
 CG_API void cg_cholesky_backsolve(int n, const double *A, const double *inv, double *b);
+CG_API void cg_cholesky_solve_rows(int n, const double *L, const double *inv, double *B, int w);
+CG_API void cg_lu_solve_rows(int n, const double *A, const int *piv, double *B, int w);
 CG_API void cg_packed_matvec(int n, const double *A, const double *x, double *y);
 CG_API void cg_unpack(int n, const double *A, double *M);
 CG_API int cg_svd(int m, int n, double *A, double *V, double *s);
@@ -93,6 +102,8 @@ struct cg_integrator {
 };
 
 CG_API void cg_inputs_at(cg_integrator *s, double t);
+CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const double *p,
+                       const double *r, int code);
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
 CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);

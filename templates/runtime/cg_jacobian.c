@@ -1,28 +1,21 @@
 /*
  * cg_jacobian.c -- the analytic Jacobian of a model's right-hand side.
  *
- * With M u' = F, at a state where u' is known (the model's own solve):
+ * With M u' = F, at a state where u' is known (solved with M's factors):
  *     d q'/dx = Jq,     M du'/dx = dF/dx - (dM/dx) u' = R
  * (and the same over the specified inputs). The model's C gives Jq and R
- * (symbolic derivatives of its parts, codegen.jacobian); here M is factored
- * once (Cholesky, or LU when it is not symmetric) and solved for every
- * column of R.
+ * (forward-mode derivatives of its program, codegen.jacobian) straight into
+ * J's rows; here M is factored once (Cholesky, or LU when it is not
+ * symmetric) and R is solved in place, all its columns at once.
  */
 #include "cg_internal.h"
 
-/* the columns of R (nu x ncol, row-major) solved with M's factors into rows nq.. of J (ncol wide) */
-static void cg_solve_columns(const cg_model *m, const double *M, const double *inv,
-                             const int *piv, const double *R, int ncol, double *J)
+/* M Z = B in place for B (nu x w, row-major) with M's factors */
+static void cg_solve_block(const cg_model *m, const double *M, const double *inv,
+                           const int *piv, double *B, int w)
 {
-    const int nq = m->nq, nu = m->nu;
-    double col[CG_LEN(nu)];
-    int i, k;
-    for (k = 0; k < ncol; k++) {
-        for (i = 0; i < nu; i++) col[i] = R[i * ncol + k];
-        if (m->flags & CG_SYMMETRIC) cg_cholesky_backsolve(nu, M, inv, col);
-        else cg_lu_backsolve(nu, M, piv, col);
-        for (i = 0; i < nu; i++) J[(nq + i) * ncol + k] = col[i];
-    }
+    if (m->flags & CG_SYMMETRIC) cg_cholesky_solve_rows(m->nu, M, inv, B, w);
+    else cg_lu_solve_rows(m->nu, M, piv, B, w);
 }
 
 CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const double *p,
@@ -30,23 +23,26 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
 {
     CG_FIX_MODEL(m);
     const int nq = m->nq, nu = m->nu, nx = m->nx, nr = m->nr;
-    double dx[CG_LEN(nx)], Jq[CG_LEN(nq * nx)], R[CG_LEN(nu * nx)];
-    double Jqr[CG_LEN(nq * nr)], Rr[CG_LEN(nu * nr)];
-    double M[CG_LEN(m->nm)], F[CG_LEN(nu)], inv[CG_LEN(nu)];
-    int piv[CG_LEN(nu)], i, code;
+    double dx[CG_LEN(nx)], scratch[CG_LEN(Jr ? 0 : nx * nr)];
+    double M[CG_LEN(m->nm)], inv[CG_LEN(nu)];
+    int piv[CG_LEN(nu)], code = CG_OK;
+    double *Jin = Jr ? Jr : scratch;
     if (!m->jacobian) return CG_ERR_NO_JACOBIAN;
     if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
-    if ((code = cg_dynamics(m, t, x, p, r, dx))) return code;
-    m->jacobian(t, x, p, r, dx + nq, Jq, R, Jqr, Rr);
-    m->eval(t, x, p, r, dx, M, F, 0, 0, 0);
+    /* q', M and F, then u' with the factors that serve the Jacobian too */
+    m->eval(t, x, p, r, dx, M, dx + nq, 0, 0, 0);
     if ((m->flags & CG_SYMMETRIC) ? cg_cholesky_factor(nu, M, inv) : cg_lu_decompose(nu, M, piv))
-        return CG_ERR_MASS;
-    for (i = 0; i < nq * nx; i++) J[i] = Jq[i];
-    cg_solve_columns(m, M, inv, piv, R, nx, J);
+        code = CG_ERR_MASS;
+    else
+        cg_solve_block(m, M, inv, piv, dx + nq, 1);
+    if (code == CG_OK && !cg_all_finite(dx, nx)) code = CG_ERR_OUTPUT;
+    if (code) return cg_diagnose(m, t, x, p, r, code);
+    /* [Jq; R] straight into J's rows, [Jqr; Rr] into Jr's, then R and Rr solved in place */
+    m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr);
+    cg_solve_block(m, M, inv, piv, J + nq * nx, nx);
     if (!cg_all_finite(J, nx * nx)) return CG_ERR_OUTPUT;
     if (Jr && nr) {
-        for (i = 0; i < nq * nr; i++) Jr[i] = Jqr[i];
-        cg_solve_columns(m, M, inv, piv, Rr, nr, Jr);
+        cg_solve_block(m, M, inv, piv, Jr + nq * nr, nr);
         if (!cg_all_finite(Jr, nx * nr)) return CG_ERR_OUTPUT;
     }
     return CG_OK;

@@ -123,6 +123,72 @@ CG_API void cg_cholesky_backsolve(int n, const double *A, const double *inv, dou
     }
 }
 
+/* y <- (y - sum_j a[j] B[j*w + .]) * scale over w entries. Each block of four
+   columns stays in registers while all cnt rows are subtracted, so y is read and
+   written once (the straight-line blocks vectorize at -O2) */
+static void cg_combine_rows(double *CG_RESTRICT y, const double *CG_RESTRICT B,
+                            const double *CG_RESTRICT a, int cnt, int w, double scale)
+{
+    int c = 0, j;
+    for (; c + 4 <= w; c += 4) {
+        double s0 = y[c], s1 = y[c + 1], s2 = y[c + 2], s3 = y[c + 3];
+        for (j = 0; j < cnt; j++) {
+            const double *b = B + j * w + c, f = a[j];
+            s0 -= f * b[0];
+            s1 -= f * b[1];
+            s2 -= f * b[2];
+            s3 -= f * b[3];
+        }
+        y[c] = s0 * scale;
+        y[c + 1] = s1 * scale;
+        y[c + 2] = s2 * scale;
+        y[c + 3] = s3 * scale;
+    }
+    for (; c < w; c++) {
+        double s = y[c];
+        for (j = 0; j < cnt; j++) s -= a[j] * B[j * w + c];
+        y[c] = s * scale;
+    }
+}
+
+/* B (n x w, row-major) <- A^-1 B from cg_cholesky_factor's L: row i of the
+   forward pass combines rows 0..i-1, of the backward pass rows i+1..n-1 (whose
+   coefficients, a column of the packed L, are gathered first) */
+CG_API void cg_cholesky_solve_rows(int n, const double *L, const double *inv, double *B, int w)
+{
+    double col[CG_LEN(n)];
+    int i, k;
+    for (i = 0; i < n; i++)
+        cg_combine_rows(B + i * w, B, L + i * (i + 1) / 2, i, w, inv[i]);
+    for (i = n - 1; i >= 0; i--) {
+        for (k = i + 1; k < n; k++) col[k - i - 1] = L[k * (k + 1) / 2 + i];
+        cg_combine_rows(B + i * w, B + (i + 1) * w, col, n - i - 1, w, inv[i]);
+    }
+}
+
+/* B (n x w, row-major) <- A^-1 B from lu_decompose's factors (column-major,
+   reciprocal pivots on the diagonal), row by row as in cg_cholesky_solve_rows */
+CG_API void cg_lu_solve_rows(int n, const double *A, const int *piv, double *B, int w)
+{
+    double col[CG_LEN(n)];
+    int i, j, c;
+    for (i = 0; i < n; i++)
+        if (piv[i] != i)
+            for (c = 0; c < w; c++) {
+                const double tmp = B[piv[i] * w + c];
+                B[piv[i] * w + c] = B[i * w + c];
+                B[i * w + c] = tmp;
+            }
+    for (i = 1; i < n; i++) {
+        for (j = 0; j < i; j++) col[j] = A[j * n + i];
+        cg_combine_rows(B + i * w, B, col, i, w, 1.0);
+    }
+    for (i = n - 1; i >= 0; i--) {
+        for (j = i + 1; j < n; j++) col[j - i - 1] = A[j * n + i];
+        cg_combine_rows(B + i * w, B + (i + 1) * w, col, n - i - 1, w, A[i * n + i]);
+    }
+}
+
 CG_API int cg_cholesky_solve(int n, double *A, double *b, double *inv)
 {
     if (cg_cholesky_factor(n, A, inv)) return 1;
