@@ -372,7 +372,8 @@ cdef class Dynamics:
                              f"analytic Jacobian off them; linearize gives its linearization on "
                              f"the constraint manifold" if self.nc else
                              f"{self.name}: the model was built without its Jacobian "
-                             f"(jacobian=False); regenerate it to have one")
+                             f"(jacobian=False, or a large model under the default "
+                             f"jacobian=None); regenerate it with jacobian=True to have one")
         if code:
             self._fail(code, t, x, p, r)
         return J, Jr

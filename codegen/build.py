@@ -322,7 +322,7 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
              flags=None, force: bool = False, rank_rtol: float = 1e-9, recursive=None,
-             unrolled_limit: int = 8000, fused: bool = False, jacobian: bool = True,
+             unrolled_limit: int = 8000, fused: bool = False, jacobian: bool | None = None,
              progress: bool = False):
     """Generate, compile and load the dynamics of a formed model.
 
@@ -385,7 +385,8 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
                     specifieds=eq.specified_names, nq=eq.nq, nu=eq.nu,
                     symmetric=eq.symmetric, operation_count=sources.operation_count,
                     solver=sources.solver, mass_failure=sources.mass_failure,
-                    nc=sources.nc, nh=sources.nh, options=options.key(),
+                    nc=sources.nc, nh=sources.nh, jacobian=sources.jacobian,
+                    options=options.key(),
                     defaults={n: DEFAULTS[n] for n in eq.constant_names if n in DEFAULTS},
                     codegen=__version__, origin=eq.origin, files=digests,
                     seconds={k: round(v, 3) for k, v in stages.times.items()})

@@ -78,11 +78,18 @@ class _Printer(C99CodePrinter):
 
     _MAX_UNROLL = 4
 
-    def __init__(self, names):
+    def __init__(self, names, scratch_from=None):
         # order="none": the canonical term order costs a third of the printing
         super().__init__({"full_prec": False, "order": "none"})
         self._names = names
         self.trig = {}        # argument -> k: sin, cos of it are cg_s<k>, cg_c<k>
+        self._scratch_from = scratch_from   # sin, cos in w[] from here (a parted function)
+
+    def trig_value(self, k, kind):
+        """The C name of the sine ("s") or cosine ("c") of the k-th argument."""
+        if self._scratch_from is None:
+            return f"cg_{kind}{k}"
+        return f"w[{self._scratch_from + 2 * k + (kind == 'c')}]"
 
     def expression(self, expr) -> str:
         """expr in C: the printer's own dispatch, without doprint's per-call set-up
@@ -97,7 +104,7 @@ class _Printer(C99CodePrinter):
 
     def _trig_name(self, expr, kind):
         k = self.trig.get(expr.args[0])
-        return None if k is None else f"cg_{kind}{k}"
+        return None if k is None else self.trig_value(k, kind)
 
     def _print_Symbol(self, expr):
         name = self._names.get(expr)
@@ -137,6 +144,12 @@ class _Printer(C99CodePrinter):
         return f"pow({self._print(b)}, {self._print(e)})"
 
 
+#: a function with more statements than PART_LIMIT is emitted in parts of
+#: PART_STATEMENTS (function.j2): the compiler's register allocation grows faster
+#: than linearly with a function's size (a 9,000-statement Jacobian: 84 s at -O2
+#: in one function, 9 s in parts of 250)
+PART_LIMIT, PART_STATEMENTS = 1500, 250
+
 #: a thin build whose solve (the recursion, the unrolled L D Lᵀ) has more statements
 #: than this gets it in a file of its own, compiled on the second core
 SPLIT_STATEMENTS = 400
@@ -153,6 +166,7 @@ class Sources:
     mass_failure: str     # what a failed factorization means, for error messages
     nc: int = 0           # run-time constraint rows
     nh: int = 0           # of which from configuration constraints
+    jacobian: bool = False  # the analytic Jacobian is generated
 
 
 def _trig_plan(program: Program) -> dict:
@@ -197,8 +211,15 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
     """One function's data for function.j2: which arrays it leaves unused, its
     input reads, and its statements (sin/cos pairs first), expressions printed.
     All inputs are read before any output is written, so an array may be both
-    (the unrolled solve's F)."""
-    printer = _Printer(program.names)
+    (the unrolled solve's F); that solve is never parted, as a part reads the
+    inputs again after earlier parts wrote."""
+    count = len(program.temporaries) + sum(len(e) for _, e in program.outputs)
+    parted = count > PART_LIMIT and kind != "ldl"
+    names = program.names
+    if parted:
+        names = dict(names)
+        names.update({sym: f"w[{i}]" for i, (sym, _) in enumerate(program.temporaries)})
+    printer = _Printer(names, len(program.temporaries) if parted else None)
     written = {array for array, exprs in program.outputs if len(exprs)}
     unused = [a for a in _WRITES[kind] if a not in written]
     plan = _trig_plan(program)
@@ -210,22 +231,29 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
             for arg in group:
                 ks.append(len(printer.trig))
                 printer.trig[arg] = ks[-1]
-            groups.append(dict(ks=ks, args=[printer.expression(a) for a in group]))
+            targets = [printer.trig_value(j, kind) for j in ks for kind in "sc"]
+            groups.append(dict(args=[printer.expression(a) for a in group],
+                               targets=[f"&{t}" for t in targets],
+                               declare=[] if parted else targets))
         return groups
     statements, k = [], 0
     for sym, expr in program.temporaries:
-        statements.append(dict(sincos=sincos(k), temporary=printer.expression(sym), array="",
-                               index=0, rhs=printer.expression(expr)))
+        statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
+                               lhs=("" if parted else "const double ") + printer.expression(sym),
+                               rhs=printer.expression(expr)))
         k += 1
     for array, exprs in program.outputs:
         for i, e in enumerate(exprs):
-            statements.append(dict(sincos=sincos(k), temporary="", array=array, index=i,
-                                   rhs=printer.expression(e)))
+            statements.append(dict(sincos=sincos(k), temporary=False, array=array, index=i,
+                                   lhs=f"{array}[{i}]", rhs=printer.expression(e)))
             k += 1
     inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
               for i in program.inputs]
+    parts = [statements[i:i + PART_STATEMENTS] for i in range(0, len(statements), PART_STATEMENTS)]
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
-                temporaries=bool(program.temporaries), statements=statements, external=False)
+                temporaries=bool(program.temporaries), statements=statements, external=False,
+                parts=parts if parted else [],
+                scratch=len(program.temporaries) + 2 * len(printer.trig))
 
 
 def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9,
@@ -287,4 +315,5 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
-                   mass_failure=mass_failure, nc=data["nc"], nh=data["nh"])
+                   mass_failure=mass_failure, nc=data["nc"], nh=data["nh"],
+                   jacobian="jacobian" in programs)

@@ -54,7 +54,7 @@ def _write_all(target: Path, files: dict) -> None:
 
 def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=None,
              rank_rtol: float = 1e-9, driver: bool = True, recursive=None,
-             jacobian: bool = True) -> Path:
+             jacobian: bool | None = None) -> Path:
     """Write a self-contained C99 library of the model into ``output_dir/name``.
 
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
@@ -68,8 +68,9 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     reentrant (no globals but constant tables, no static buffers, no
     allocation). All files are written or none; nothing is written if the
     model is refused. Returns the folder. The analytic Jacobian (models
-    without run-time constraints, unless ``jacobian=False``) is
-    ``cg_jacobian(<name>_model(), t, x, p, r, J, Jr)``.
+    without run-time constraints; see Options.jacobian) is
+    ``cg_jacobian(<name>_model(), t, x, p, r, J, Jr)``, CG_ERR_NO_JACOBIAN
+    where the model has none.
     """
     options = Options(rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
     eq, sources = model_sources(eom, name, constants, specifieds, options)
@@ -178,7 +179,7 @@ def _platform() -> str:
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
                start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS,
                method: str = "dopri5", tolerance: float = 1e-8, recursive=None,
-               jacobian: bool = True) -> Path:
+               jacobian: bool | None = None) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
     Co-Simulation, and return its path.
 
@@ -196,8 +197,8 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     binary for this platform (binaries/linux64 on Linux x86-64). The FMI 2.0
     headers come from templates/fmi2 (Modelica Association, 2-clause BSD).
     A failed build keeps its sources in ``output_dir/<name>.fmu-failed-build``.
-    With the model's analytic Jacobian (no run-time constraints, unless
-    ``jacobian=False``) the FMU provides directional derivatives
+    With the model's analytic Jacobian (no run-time constraints; see
+    Options.jacobian) the FMU provides directional derivatives
     (fmi2GetDirectionalDerivative) of the state derivatives with respect to
     the states and the inputs.
     """
@@ -230,7 +231,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         try:
             with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
                 description = _model_description(eq, sources, name, guid, start, doc,
-                                                 options.jacobian and eq.constraints is None)
+                                                 sources.jacobian)
                 z.writestr("modelDescription.xml", description)
                 for fname, text in sorted(files.items()):
                     z.writestr(f"sources/{fname}", text)

@@ -232,7 +232,7 @@ def _flat(matrix) -> list:
 
 
 def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
-                   jacobian: bool = True) -> dict:
+                   jacobian: bool | None = None) -> dict:
     """The programs of a model's generated functions.
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
@@ -245,8 +245,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
       the articulated-body recursion (see recursive.py); otherwise
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
-    - "jacobian" (asked for, no run-time constraints): the parts of the
-      analytic Jacobian (see jacobian.py).
+    - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
+      within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py).
     """
     from .solve import ldl_program   # solve.py builds on Program
 
@@ -274,7 +274,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
         solve = ldl_program(mass, nu, unrolled_limit)
         if solve is not None:
             programs["solve"] = solve
-    if jacobian and c is None:
-        from .jacobian import jacobian_program
-        programs["jacobian"] = jacobian_program(eom)
+    if jacobian is not False and c is None:
+        from .jacobian import AUTO_LIMIT, jacobian_program
+        program = jacobian_program(eom, None if jacobian else AUTO_LIMIT)
+        if program is not None:
+            programs["jacobian"] = program
     return programs

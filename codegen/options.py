@@ -29,14 +29,17 @@ class Options:
     integrators' loops get fixed bounds): faster to run, slower to build (see
     the performance notes). jacobian: generate the analytic Jacobian of the
     right-hand side (models without run-time constraints), which the implicit
-    integrators, ``linearize`` and an FMU's directional derivatives use;
-    False builds faster and the integrators fall back to finite differences."""
+    integrators, ``linearize`` and an FMU's directional derivatives use:
+    True always, False never (the integrators fall back to finite differences),
+    None (the default) while its program stays small (codegen.jacobian.AUTO_LIMIT
+    definitions), since a large model's Jacobian can cost more build time than
+    the model itself."""
     flags: tuple = PORTABLE_FLAGS
     rank_rtol: float = 1e-9
     recursive: bool | None = None
     unrolled_limit: int = 8000
     fused: bool = False
-    jacobian: bool = True
+    jacobian: bool | None = None
 
     def __post_init__(self):
         flags = self.flags
@@ -48,9 +51,10 @@ class Options:
             raise ValueError(f"rank_rtol must be a number in (0, 1), got {self.rank_rtol!r}")
         if self.recursive not in (None, True, False):
             raise TypeError(f"recursive must be None, True or False, got {self.recursive!r}")
-        for field in ("fused", "jacobian"):
-            if getattr(self, field) not in (True, False):
-                raise TypeError(f"{field} must be True or False, got {getattr(self, field)!r}")
+        if self.fused not in (True, False):
+            raise TypeError(f"fused must be True or False, got {self.fused!r}")
+        if self.jacobian not in (True, False, None):
+            raise TypeError(f"jacobian must be None, True or False, got {self.jacobian!r}")
         if not (isinstance(self.unrolled_limit, int) and self.unrolled_limit >= 0):
             raise ValueError(f"unrolled_limit must be a non-negative integer, got "
                              f"{self.unrolled_limit!r}")

@@ -137,3 +137,50 @@ def test_stages_are_values_without_cycles():
             "codegen.build, codegen.export, codegen.__main__\n"
             "assert 'codegen._runtime' not in sys.modules, 'the runtime was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", ["chain2", "four_bar"])
+def test_functions_in_parts_equal_whole_ones(tmp_path, monkeypatch, name):
+    """A large function is emitted in parts over a scratch array (compile time); forced
+    on small models here, the results are bit for bit those of whole functions."""
+    import codegen.emit as emit
+    model = ex.spatial_chain(2) if name == "chain2" else ex.four_bar()
+    ga = GibbsAppellMethod(**model.kwargs)
+    whole = generate(ga, name, output_dir=tmp_path / "whole")
+    monkeypatch.setattr(emit, "PART_LIMIT", 10)
+    monkeypatch.setattr(emit, "PART_STATEMENTS", 7)
+    parted = generate(ga, name, output_dir=tmp_path / "parted")
+    text = (parted.source_dir / f"{name}.c").read_text()
+    assert f"{name}_eval_part3(" in text and "double w[" in text
+    assert "_part" not in (whole.source_dir / f"{name}.c").read_text()
+    vals = dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0)
+    p = np.array([vals[c] for c in whole.constants])
+    x = np.array(model.initial_state, dtype=float) + 0.05
+    r = np.full(len(whole.specifieds), 0.3)
+    if whole.nc:
+        x, x_parted = whole.project(x, p), parted.project(x, p)
+        assert np.array_equal(x_parted, x)
+        assert np.array_equal(parted.residuals(0.0, x, p), whole.residuals(0.0, x, p))
+    else:
+        assert np.array_equal(parted.jacobian(0.0, x, p, r), whole.jacobian(0.0, x, p, r))
+    assert np.array_equal(parted.rhs(0.0, x, p, r), whole.rhs(0.0, x, p, r))
+
+
+def test_default_jacobian_only_while_small(tmp_path, monkeypatch):
+    """jacobian=None (the default) skips a Jacobian whose program would be large, and
+    says so; jacobian=True builds it whatever its size."""
+    import codegen.jacobian as jac
+    model = ex.n_pendulum_on_cart(2)
+    ga = GibbsAppellMethod(**model.kwargs)
+    p = np.array([model.parameter_values[c] for c in sorted(model.parameter_values)])
+    monkeypatch.setattr(jac, "AUTO_LIMIT", 5)
+    skipped = generate(ga, "auto_jac", output_dir=tmp_path / "auto")
+    forced = generate(ga, "auto_jac", output_dir=tmp_path / "forced", jacobian=True)
+    assert skipped.manifest["jacobian"] is False and forced.manifest["jacobian"] is True
+    p = skipped.parameters(model.parameter_values)
+    x = np.array(model.initial_state, dtype=float)
+    with pytest.raises(ValueError, match="regenerate it with jacobian=True"):
+        skipped.jacobian(0.0, x, p, [0.0])
+    assert forced.jacobian(0.0, x, p, [0.0]).shape == (6, 6)
+    with pytest.raises(TypeError, match="jacobian must be None, True or False"):
+        generate(ga, "auto_jac", output_dir=tmp_path, jacobian="yes")

@@ -8,6 +8,17 @@
 
 #include <math.h>
 
+/* A large generated function is split into parts the compiler must keep apart:
+   register allocation over one function of thousands of statements costs
+   minutes, over parts of a few hundred seconds (codegen.emit.PART_STATEMENTS) */
+#if defined(__GNUC__)
+#define CG_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define CG_NOINLINE __declspec(noinline)
+#else
+#define CG_NOINLINE
+#endif
+
 static inline double cg_sq(double a) { return a * a; }
 static inline double cg_cube(double a) { return a * a * a; }
 
