@@ -140,7 +140,7 @@ class GibbsAppellMethod(KanesMethod):
                              "auxiliary speeds: give all velocity constraints with u_dependent")
         self._runtime = runtime_constraints(kin, run_config, run_vel)
         if self._runtime is not None:
-            _check_freedom(self._runtime['A'])
+            _check_freedom(self._runtime, kin.qs)
         self._holonomic_rows = run_config
         self._bodylist = bodies
         self._forcelist = forcelist
@@ -523,10 +523,40 @@ def _times(M: sm.Matrix, v: list) -> sm.Matrix:
                       for i in range(M.rows)])
 
 
-def _check_freedom(A):
-    """Refuse run-time constraints that leave no motion at a generic configuration."""
-    An = np.array(A.xreplace(numeric_probe(A)).evalf(), dtype=float)
-    if np.linalg.matrix_rank(An) >= A.cols:
+def _check_freedom(c: dict, qs: list):
+    """Refuse run-time constraints that leave no motion, judged on the constraint
+    manifold: the generic probe's coordinates are first carried onto f(q) = 0
+    (Gauss-Newton), since off it A can have full rank where the mechanism moves
+    (Bricard's: 5 rows of rank 4 on the manifold, 5 at a generic point). Where
+    no probe reaches the manifold, the generic point is all there is to judge."""
+    A, f = c['A'], sm.Matrix(c['f'])
+    point = _on_manifold(f, qs) if f.rows else numeric_probe(A)
+    where = "a consistent configuration"
+    if point is None:
+        point, where = numeric_probe(A, f), "a generic configuration (none consistent found)"
+    An = np.array(A.xreplace({k: v for k, v in point.items()}).evalf(), dtype=float)
+    s = np.linalg.svd(An, compute_uv=False)
+    rank = int(np.sum(s > 1e-9 * s.max())) if s.size and s.max() > 0 else 0
+    if rank >= A.cols:
         raise ValueError(f"the {A.rows} constraints leave zero degrees of freedom for the "
-                         f"{A.cols} speeds (rank {A.cols} at a generic configuration): "
-                         f"the system cannot move")
+                         f"{A.cols} speeds (rank {rank} at {where}): the system cannot move")
+
+
+def _on_manifold(f: sm.Matrix, qs: list, tries: int = 3) -> dict | None:
+    """A probe point (numeric_probe's values) with its coordinates moved onto f = 0 to
+    1e-12, or None when Gauss-Newton from `tries` generic starts does not get there."""
+    q = [s for s in qs if s in f.free_symbols]
+    for attempt in range(tries):
+        probe = numeric_probe(f, point=attempt)
+        others = {k: v for k, v in probe.items() if k not in q}
+        fn = sm.lambdify([q], list(f.xreplace(others)), "numpy")
+        Jn = sm.lambdify([q], f.jacobian(q).xreplace(others).tolist(), "numpy")
+        x = np.array([float(probe[s]) for s in q])
+        for _ in range(50):
+            r = np.array(fn(x), dtype=float)
+            if not np.all(np.isfinite(r)):
+                break
+            if np.abs(r).max() < 1e-12:
+                return {**probe, **{s: sm.Float(v) for s, v in zip(q, x)}}
+            x = x - np.linalg.lstsq(np.array(Jn(x), dtype=float), r, rcond=None)[0]
+    return None

@@ -423,6 +423,56 @@ def four_bar(kind='tree', lengths=(0.3, 1.0, 0.8, 1.0), redundant=None):
                  velocity_constraints=vel, **common)
 
 
+def bricard():
+    """Bricard's mechanism (IFToMM benchmark A04): five uniform bars of length L
+    and mass m close a loop with the ground through six revolute joints.
+
+    In the reference configuration (q = 0) the joints sit on six vertices of a
+    unit cube, O = (0, 0, 0), A = (L, 0, 0), B = (L, L, 0), C = (L, L, L),
+    D = (0, L, L), E = (0, 0, L), every bar along an edge, every joint axis
+    perpendicular to both bars it joins (O: y, A: z, B: x, C: y, D: z, E: x),
+    consecutive axes perpendicular. q_i is the angle of joint i relative to the
+    bar before it (the ground for q1), u = q'. The loop is closed at E by five
+    configuration constraints: bar 5's tip at E (three rows) and its joint
+    axis along N.x (two rows). On the manifold they have rank 4, so the
+    mechanism moves with one degree of freedom where a count of rows predicts
+    none. Gravity -g N.y.
+    """
+    q = me.dynamicsymbols('q1:6')
+    u = me.dynamicsymbols('u1:6')
+    L, m, g = sm.symbols('L m g')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    # joint axis (in the parent's frame) and bar direction (in the bar's frame)
+    axes, bars = 'yzxyz', [(1, 'x'), (1, 'y'), (1, 'z'), (-1, 'x'), (-1, 'y')]
+    parent, joint = N, O
+    bodies, V = [], sm.S.Zero
+    k = m * L**2 / 12
+    for i, (qi, ui, ax, (sign, along)) in enumerate(zip(q, u, axes, bars), start=1):
+        axis = getattr(parent, ax)
+        Bi = parent.orientnew(f'B{i}', 'Axis', (qi, axis))
+        Bi.set_ang_vel(parent, ui * axis)
+        e = sign * getattr(Bi, along)
+        G = joint.locatenew(f'G{i}', L / 2 * e)
+        G.v2pt_theory(joint, N, Bi)
+        tip = joint.locatenew(f'J{i + 1}', L * e)
+        tip.v2pt_theory(joint, N, Bi)
+        diag = [0 if along == c else k for c in 'xyz']
+        bodies.append(me.RigidBody(f'bar{i}', G, Bi, m, (me.inertia(Bi, *diag), G)))
+        V += m * g * G.pos_from(O).dot(N.y)
+        parent, joint = Bi, tip
+    gap = joint.pos_from(O) - L * N.z
+    closure = [gap.dot(N.x), gap.dot(N.y), gap.dot(N.z), parent.x.dot(N.y), parent.x.dot(N.z)]
+    kd = [ui - qi.diff() for qi, ui in zip(q, u)]
+    return Model('bricard', N, list(q), list(u), kd, bodies,
+                 loads=[(b.masscenter, -m * g * N.y) for b in bodies],
+                 configuration_constraints=closure, constants=[L, m, g],
+                 potential_energy=V, doc=bricard.__doc__,
+                 parameter_values={'L': 1.0, 'm': 1.0, 'g': 9.81},
+                 initial_state=[0.0] * 10)
+
+
 def slider_crank(kind='tree'):
     """Slider-crank: crank l1 from O, connecting rod l2, a slider of mass ms on
     the line y = e through its own coordinate s (uniform bars, gravity -g N.y).
@@ -586,6 +636,7 @@ EXAMPLES = {
     'offset_pendulum': offset_pendulum,
     'chaplygin_sleigh': chaplygin_sleigh,
     'four_bar': four_bar,
+    'bricard': bricard,
     'slider_crank': slider_crank,
     'spring_damper': spring_damper,
     'stiff_pendulum': stiff_pendulum,

@@ -1,0 +1,123 @@
+"""The IFToMM benchmark mechanisms against references computed here, independently.
+
+Bricard's mechanism (A04): five constraint rows of rank 4 on the manifold, so
+one degree of freedom where a count of rows predicts none. The reference is a
+different formulation of the same mechanism: Lagrange's equations with
+multipliers over explicit rotation matrices (no sympy.physics.mechanics, no
+Gibbs-Appell, no null space), a minimum-norm solve of the singular KKT system,
+Baumgarte stabilization and SciPy's DOP853.
+"""
+import numpy as np
+import pytest
+import sympy as sm
+from scipy.integrate import solve_ivp
+
+from codegen import GibbsAppellMethod, generate
+from codegen import examples as ex
+
+T_END = 10.0
+
+
+def _rot(axis, a):
+    c, s = sm.cos(a), sm.sin(a)
+    return {"x": sm.Matrix([[1, 0, 0], [0, c, -s], [0, s, c]]),
+            "y": sm.Matrix([[c, 0, s], [0, 1, 0], [-s, 0, c]]),
+            "z": sm.Matrix([[c, -s, 0], [s, c, 0], [0, 0, 1]])}[axis]
+
+
+def _bricard_reference(L, m, g):
+    """(rhs, energy, joint_positions) of Bricard's mechanism by Lagrange multipliers."""
+    q, qd = sm.symbols("q1:6"), sm.symbols("qd1:6")
+    v = sm.Matrix(qd)
+    R, joint, joints = sm.eye(3), sm.zeros(3, 1), []
+    M, h, V = sm.zeros(5, 5), sm.zeros(5, 1), sm.S.Zero
+    k = m * L**2 / 12
+    for qi, axis, (sign, along) in zip(q, "yzxyz", [(1, 0), (1, 1), (1, 2), (-1, 0), (-1, 1)]):
+        R = R * _rot(axis, qi)                     # the bar's frame, turned about its own axis
+        e = sign * R[:, along]
+        G = joint + L / 2 * e
+        joint = joint + L * e
+        joints.append(joint)
+        Jv = G.jacobian(q)
+        Jw = sm.Matrix.hstack(*[sm.Matrix([W[2, 1], W[0, 2], W[1, 0]])
+                                for W in (R.T * R.diff(qk) for qk in q)])   # body-frame ω
+        I = sm.diag(*[0 if c == along else k for c in range(3)])
+        w = Jw * v
+        M += m * Jv.T * Jv + Jw.T * I * Jw
+        h += m * Jv.T * ((Jv * v).jacobian(q) * v) + Jw.T * (I * (w.jacobian(q) * v) + w.cross(I * w))
+        V += m * g * G[1]
+    f = sm.Matrix([joint[0], joint[1], joint[2] - L, R[1, 0], R[2, 0]])
+    Phi = f.jacobian(q)
+    gamma = (Phi * v).jacobian(q) * v
+    K = sm.Matrix(sm.BlockMatrix([[M, Phi.T], [Phi, sm.zeros(5, 5)]]))
+    b = sm.Matrix.vstack(-sm.Matrix([V]).jacobian(q).T - h, -gamma)
+    fK = sm.lambdify([q, qd], [K, b, Phi, f], "numpy", cse=True)
+    fE = sm.lambdify([q, qd], (v.T * M * v)[0] / 2 + V, "numpy", cse=True)
+    fP = sm.lambdify([q], sm.Matrix.hstack(*joints), "numpy")
+
+    def rhs(t, y, alpha=20.0, beta=100.0):
+        x, xd = y[:5], y[5:]
+        Kn, bn, P, fn = (np.asarray(a, dtype=float) for a in fK(x, xd))
+        bn = bn.ravel().copy()
+        bn[5:] -= 2 * alpha * P @ xd + beta * fn.ravel()
+        # the KKT matrix is singular (redundant rows): the accelerations are unique
+        return np.concatenate([xd, np.linalg.lstsq(Kn, bn, rcond=1e-12)[0][:5]])
+    return rhs, (lambda y: float(fE(y[:5], y[5:]))), (lambda x: np.asarray(fP(x), dtype=float))
+
+
+@pytest.fixture(scope="module")
+def bricard(tmp_path_factory):
+    model = ex.bricard()
+    ga = GibbsAppellMethod(**model.kwargs)          # the documented call: 5 rows, 5 q
+    mod = generate(ga, "bricard", output_dir=tmp_path_factory.mktemp("iftomm"))
+    return model, ga, mod
+
+
+def test_bricard_forms_and_has_one_degree_of_freedom(bricard):
+    model, ga, mod = bricard
+    p = mod.parameters(model.parameter_values)
+    x0 = mod.project(np.array(model.initial_state, dtype=float), p)
+    assert mod.tangent_basis(x0, p).shape == (10, 2)  # one q and one u direction
+    A = np.array(ga.constraint_matrices[0].xreplace(
+        {**{qi: 0.0 for qi in model.q_ind}, **{c: model.parameter_values[str(c)]
+                                               for c in model.constants}}).evalf(), dtype=float)
+    s = np.linalg.svd(A, compute_uv=False)
+    assert A.shape == (5, 5) and s[3] > 1e-3 and s[4] < 1e-12    # rank 4: one freedom
+
+
+def test_bricard_against_an_independent_reference(bricard):
+    """10 s from rest at the cube configuration: the joints' positions agree with the
+    Lagrange-multiplier reference to 1e-8 m every second; energy and constraints hold."""
+    model, ga, mod = bricard
+    vals = model.parameter_values
+    p = mod.parameters(vals)
+    x0 = mod.project(np.array(model.initial_state, dtype=float), p)
+    times = np.linspace(0.0, T_END, 11)
+    res = mod.simulate((0.0, T_END), x0, p, method="dopri5", rtol=1e-11, atol=1e-11,
+                       t_eval=times)
+    assert res.success, res.message
+    rhs, energy, joints = _bricard_reference(vals["L"], vals["m"], vals["g"])
+    ref = solve_ivp(rhs, (0.0, T_END), x0, method="DOP853", rtol=1e-11, atol=1e-11,
+                    t_eval=times)
+    assert ref.success
+    travel = max(np.abs(joints(x[:5]) - joints(x0[:5])).max() for x in res.x)
+    assert travel > 0.5                                 # it moves, far
+    gap = max(np.abs(joints(a[:5]) - joints(b[:5])).max() for a, b in zip(res.x, ref.y.T))
+    assert gap < 1e-8, gap
+    # energy over the run, from the reference's independent T + V
+    e = np.array([energy(x) for x in res.x])
+    assert np.abs(e - e[0]).max() < 1e-8, np.abs(e - e[0]).max()
+    residual = max(np.abs(mod.residuals(t, x, p)).max() for t, x in zip(res.t, res.x))
+    assert residual < 1e-9, residual
+
+
+def test_a_mechanism_that_cannot_move_is_refused_on_its_manifold():
+    """Bricard's loop closed with a ground link of another length is rigid: refused
+    with its rank on the manifold, where the equal-length one forms."""
+    model = ex.bricard()
+    H = sm.Symbol("H")
+    L = sm.Symbol("L")
+    closure = list(model.configuration_constraints)
+    closure[2] = closure[2] + L - H                  # E at (0, 0, H) instead of (0, 0, L)
+    with pytest.raises(ValueError, match=r"zero degrees of freedom .* \(rank 5 at a consistent"):
+        GibbsAppellMethod(**dict(model.kwargs, configuration_constraints=closure))
