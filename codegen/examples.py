@@ -473,6 +473,64 @@ def bricard():
                  initial_state=[0.0] * 10)
 
 
+def n_four_bar(n=1):
+    """The N four-bar mechanism (IFToMM benchmark A02): n + 1 cranks of length L
+    hinged to the ground at x = 0, L, ..., n L, their tips joined by n couplers
+    of length L, so n parallelograms share their cranks (uniform bars of mass m,
+    gravity -g N.y).
+
+    q: the cranks' absolute angles φ0..φn, then the couplers' ψ1..ψn; u = q'.
+    Each coupler closes its loop with two configuration constraints (2 n rows
+    for 2 n + 1 coordinates: one degree of freedom). The initial state has
+    every crank vertical and the first crank's tip moving at 1 m/s; the exact
+    motion keeps all cranks equal and the couplers horizontal, passing the flat
+    singular position (every bar on the ground line) twice a turn.
+    """
+    phi = me.dynamicsymbols(f'phi0:{n + 1}')
+    psi = me.dynamicsymbols(f'psi1:{n + 1}')
+    dphi = me.dynamicsymbols(f'dphi0:{n + 1}')
+    dpsi = me.dynamicsymbols(f'dpsi1:{n + 1}')
+    L, m, g = sm.symbols('L m g')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    bodies, loads, V, tips = [], [], sm.S.Zero, []
+    for i in range(n + 1):
+        base = O.locatenew(f'O{i}', i * L * N.x)
+        base.set_vel(N, 0)
+        b, l_, v, tip = _planar_links(N, O, [phi[i]], [dphi[i]], [L], [m], g, base=base)
+        bodies, loads, V, tips = bodies + b, loads + l_, V + v, tips + [tip]
+    closure = []
+    for i in range(1, n + 1):
+        b, l_, v, tip = _planar_links(N, O, [psi[i - 1]], [dpsi[i - 1]], [L], [m], g,
+                                      base=tips[i - 1])
+        bodies, loads, V = bodies + b, loads + l_, V + v
+        gap = tip.pos_from(O) - tips[i].pos_from(O)
+        closure += [gap.dot(N.x), gap.dot(N.y)]
+    q, u = list(phi) + list(psi), list(dphi) + list(dpsi)
+    kd = [ui - qi.diff() for qi, ui in zip(q, u)]
+    return Model(f'n_four_bar{n}', N, q, u, kd, bodies, loads=loads,
+                 configuration_constraints=closure, constants=[L, m, g],
+                 potential_energy=V, doc=n_four_bar.__doc__,
+                 parameter_values={'L': 1.0, 'm': 1.0, 'g': 9.81},
+                 initial_state=[math.pi / 2] * (n + 1) + [0.0] * n
+                 + [1.0] * (n + 1) + [0.0] * n)
+
+
+def n_four_bar_exact(n, times, L=1.0, m=1.0, g=9.81):
+    """The exact motion of n_four_bar(n) from its initial state: every crank at
+    the angle φ(t) of J φ'' = -C cos φ (J, C: the chain's inertia and weight
+    about the cranks' angle), integrated to 1e-13 by SciPy's DOP853."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+    J = (n + 1) * m * L**2 / 3 + n * m * L**2       # cranks about their pivots, couplers
+    C = (n + 1) * m * g * L / 2 + n * m * g * L     # translate with the cranks' tips
+    sol = solve_ivp(lambda t, y: [y[1], -C / J * np.cos(y[0])], (times[0], times[-1]),
+                    [np.pi / 2, 1.0 / L], method='DOP853', rtol=1e-13, atol=1e-13,
+                    t_eval=times)
+    return sol.y[0]
+
+
 def slider_crank(kind='tree'):
     """Slider-crank: crank l1 from O, connecting rod l2, a slider of mass ms on
     the line y = e through its own coordinate s (uniform bars, gravity -g N.y).
@@ -637,6 +695,7 @@ EXAMPLES = {
     'chaplygin_sleigh': chaplygin_sleigh,
     'four_bar': four_bar,
     'bricard': bricard,
+    'n_four_bar': n_four_bar,
     'slider_crank': slider_crank,
     'spring_damper': spring_damper,
     'stiff_pendulum': stiff_pendulum,
