@@ -12,7 +12,9 @@ from .eom import EquationsOfMotion, equations_of
 from .export import export_c, export_fmu
 from .errors import BuildError, CacheError, ConvergenceError, DynamicsError
 from .options import Options
+from .sweep import SweepResult, sweep
 
 __all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "Options",
+           "sweep", "SweepResult",
            "EquationsOfMotion", "equations_of", "BuildError", "CacheError", "ConvergenceError",
            "DynamicsError"]

@@ -532,7 +532,7 @@ cdef class Dynamics:
         dims[0] = len(t_eval)
         dims[1] = self.nx
         cdef cnp.ndarray xs = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
-        cdef double[::1] tv = t_eval
+        cdef const double[::1] tv = t_eval
         cdef double[:, ::1] xv = xs
         cdef int code = self.rt.integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
                                            len(times) if self.nr else 0, _data(times),
@@ -591,7 +591,8 @@ cdef class Dynamics:
                   and out.flags.aligned and out.flags.writeable):
             raise ValueError(f"{self.name}: out must be a writable C-contiguous float64 array "
                              f"of shape ({n}, {self.nx}) in native byte order")
-        cdef double[:, ::1] xv = X, pv = Pm, rv = Rm, ov = out
+        cdef const double[:, ::1] xv = X, pv = Pm, rv = Rm
+        cdef double[:, ::1] ov = out
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
         cdef const cg_model *model = self.m
         cdef const cg_runtime *rt = self.rt
@@ -653,10 +654,10 @@ cdef class Dynamics:
         cdef size_t size = (self.integrator_size + 7) // 8 * 8   # each aligned for double
         cdef cnp.ndarray bufs = np.zeros((omp_get_max_threads(), size // 8))
         cdef unsigned char *base = <unsigned char *>cnp.PyArray_DATA(bufs)
-        cdef double[:, ::1] xv = X0, pv = Pm, rv = Rm
+        cdef const double[:, ::1] xv = X0, pv = Pm, rv = Rm
         cdef double[:, :, ::1] ov = out
-        cdef double[::1] tv = t_eval
-        cdef double[::1] t_table = np.array([t0])
+        cdef const double[::1] tv = t_eval
+        cdef const double[::1] t_table = np.array([t0])
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
         cdef int meth = METHODS[method], nr_table = 1 if self.nr else 0, code, np_ = self.np
         cdef double h = float(dt) if dt is not None else 0.0

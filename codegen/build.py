@@ -366,30 +366,83 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         if hit is not None:
             stages.line(f"{'cached':<12}{target}")
             return hit
-    library = f"{name}_{key[:16]}"
-    with stages("compiling"):
-        built = compile_library(sources.files, sources.c_files, library, options.flags, target,
-                                include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
-        try:
-            final = target / built.name
-            os.replace(built, final)
-        finally:
-            shutil.rmtree(built.parent, ignore_errors=True)
-    for fname, text in sources.files.items():
-        _atomic_write(target / fname, text)
-    digests = {fname: hashlib.sha256(text.encode()).hexdigest()
-               for fname, text in sources.files.items()}
-    digests[final.name] = _sha256(final)
-    manifest = dict(name=name, extension=final.name, key=key, abi=ABI_VERSION,
-                    states=eq.state_names, constants=eq.constant_names,
+    manifest = dict(states=eq.state_names, constants=eq.constant_names,
                     specifieds=eq.specified_names, nq=eq.nq, nu=eq.nu,
                     symmetric=eq.symmetric, operation_count=sources.operation_count,
                     solver=sources.solver, mass_failure=sources.mass_failure,
                     nc=sources.nc, nh=sources.nh, jacobian=sources.jacobian,
                     options=options.key(),
                     defaults={n: DEFAULTS[n] for n in eq.constant_names if n in DEFAULTS},
-                    codegen=__version__, origin=eq.origin, files=digests,
+                    codegen=__version__, origin=eq.origin)
+    return _install(target, name, key, sources.files, sources.c_files, options.flags,
+                    manifest, stages)
+
+
+def _install(target: Path, name: str, key: str, files: dict, c_files: list, flags,
+             manifest: dict, stages: Stages):
+    """Compile files into target (the library first, then the sources, the manifest
+    last: a folder is a model only once complete) and load it. manifest: the
+    model's own fields; the build's are added here."""
+    library = f"{name}_{key[:16]}"
+    with stages("compiling"):
+        built = compile_library(files, c_files, library, flags, target,
+                                include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
+        try:
+            final = target / built.name
+            os.replace(built, final)
+        finally:
+            shutil.rmtree(built.parent, ignore_errors=True)
+    for fname, text in files.items():
+        _atomic_write(target / fname, text)
+    digests = {fname: hashlib.sha256(text.encode()).hexdigest()
+               for fname, text in files.items()}
+    digests[final.name] = _sha256(final)
+    manifest = dict(manifest, name=name, extension=final.name, key=key, abi=ABI_VERSION,
+                    c_files=list(c_files), flags=list(flags), files=digests,
                     seconds={k: round(v, 3) for k, v in stages.times.items()})
     _atomic_write(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     _remove_old_libraries(target, name, final.name)
     return load(target)
+
+
+def portable_payload(model) -> dict:
+    """What rebuilds a compiled model elsewhere: its sources, build flags, key and
+    manifest fields, never the shared library (another machine may need another)."""
+    manifest = model.manifest
+    if "c_files" not in manifest or "flags" not in manifest:
+        raise CacheError(f"model {model.name!r} was built by an earlier codegen version and "
+                         f"cannot be sent elsewhere: regenerate it")
+    files = {fname: (model.source_dir / fname).read_text()
+             for fname in manifest["files"] if fname != manifest["extension"]}
+    own = {k: v for k, v in manifest.items()
+           if k not in ("name", "extension", "key", "abi", "c_files", "flags", "files",
+                        "seconds")}
+    return dict(name=model.name, key=manifest["key"], files=files,
+                c_files=manifest["c_files"], flags=manifest["flags"], manifest=own)
+
+
+#: models this process has rebuilt or loaded from payloads, by key
+_FROM_PAYLOAD = {}
+
+
+def cache_root() -> Path:
+    """Where models received from elsewhere (a pickled CompiledModel) are kept:
+    $CODEGEN_CACHE, else ~/.cache/codegen."""
+    root = os.environ.get("CODEGEN_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "codegen"
+
+
+def from_payload(payload: dict):
+    """The model of portable_payload(...): from this process, from the cache
+    (cache_root()/<key prefix>/<name>), or compiled there from its sources."""
+    key, name = payload["key"], payload["name"]
+    hit = _FROM_PAYLOAD.get(key)
+    if hit is not None:
+        return hit
+    target = _prepare_dir(cache_root() / key[:16], name)
+    model = _cached(target, key)
+    if model is None:
+        model = _install(target, name, key, payload["files"], payload["c_files"],
+                         payload["flags"], payload["manifest"], Stages(False))
+    _FROM_PAYLOAD[key] = model
+    return model

@@ -127,6 +127,19 @@ class CompiledModel:
     def nx(self) -> int:
         return self.nq + self.nu
 
+    def __reduce__(self):
+        """Pickled as its sources, flags and key, not its shared library: unpickled in
+        another process or on another machine, it loads from that side's cache
+        (codegen.build.cache_root) or is compiled there once (codegen.sweep sends
+        models to Dask workers this way)."""
+        from .build import from_payload, portable_payload
+        return from_payload, (portable_payload(self),)
+
+    def sweep(self, t_span, X0=None, P=None, R=None, **kwargs):
+        """Many runs on a Dask cluster: codegen.sweep.sweep(self, ...)."""
+        from .sweep import sweep
+        return sweep(self, t_span, X0, P, R, **kwargs)
+
     @property
     def rhs_address(self) -> int:
         """Address of the runtime's ``void cg_rhs_cb(double t, double *u, double *du, void *data)``.

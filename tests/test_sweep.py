@@ -1,0 +1,206 @@
+"""Sweeps on real Dask clusters on 127.0.0.1: a LocalCluster of worker processes, and a
+scheduler and workers started as separate processes with the `dask` command. Every
+result is compared with the same runs made alone, in this process."""
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from codegen import GibbsAppellMethod, generate, sweep
+from codegen import examples as ex
+from codegen.sweep import REDUCE_FAILED
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def pendulum(tmp_path_factory):
+    model = ex.n_pendulum_on_cart(2)
+    mod = generate(GibbsAppellMethod(**model.kwargs), "sweep_p2",
+                   output_dir=tmp_path_factory.mktemp("client_side"))
+    return model, mod, mod.parameters(model.parameter_values)
+
+
+@pytest.fixture(scope="module")
+def worker_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("worker_cache")
+
+
+@pytest.fixture(scope="module")
+def cluster(worker_cache):
+    """Two worker processes whose model cache is not the client's. Dask's nannies set
+    OMP_NUM_THREADS and PYTHONHASHSEED in this process's environment: restored after."""
+    environ = dict(os.environ)
+    lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  env={"OMP_NUM_THREADS": "1",
+                                       "CODEGEN_CACHE": str(worker_cache)})
+    client = distributed.Client(lc)
+    yield client
+    client.close()
+    lc.close()
+    os.environ.clear()
+    os.environ.update(environ)
+
+
+def _table(model, p, n, seed=0):
+    rng = np.random.default_rng(seed)
+    X0 = np.tile(np.array(model.initial_state, dtype=float), (n, 1))
+    X0[:, :3] += rng.uniform(-0.2, 0.2, (n, 3))
+    P = np.tile(p, (n, 1))
+    P[:, 0] *= rng.uniform(0.8, 1.2, n)
+    return X0, P
+
+
+def test_sweep_equals_the_runs_made_alone(pendulum, cluster, worker_cache):
+    model, mod, p = pendulum
+    X0, P = _table(model, p, 37)
+    kw = dict(method="dopri5", rtol=1e-9, atol=1e-9, t_eval=np.linspace(0, 1, 11))
+    t, alone, status = mod.simulate_batch((0, 1), X0, P, [0.1], **kw)
+    res = sweep(mod, (0, 1), X0, P, [0.1], client=cluster, chunk_size=5, **kw)
+    environ = dict(os.environ)
+    own = sweep(mod, (0, 1), X0[:4], P[:4], [0.1], **kw)     # a LocalCluster of its own
+    assert dict(os.environ) == environ and np.array_equal(own.values, alone[:4])
+    assert res.success and np.array_equal(res.t, t) and np.array_equal(res.values, alone)
+    assert list(worker_cache.glob("*/sweep_p2/manifest.json"))   # built on the workers' side
+    for name, f in [("final", lambda x: x[:, -1]), ("max", lambda x: x.max(axis=1)),
+                    ("mean", lambda x: x.mean(axis=1))]:
+        reduced = mod.sweep((0, 1), X0, P, [0.1], client=cluster, reduce=name, **kw)
+        assert np.array_equal(reduced.values, f(alone)), name
+    energy = sweep(mod, (0, 1), X0, P, [0.1], client=cluster,
+                   reduce=lambda t, x: float(np.abs(x[:, 3:]).sum()), **kw)
+    assert energy.values == [float(np.abs(a[:, 3:]).sum()) for a in alone]
+
+
+def test_failures_are_statuses_not_errors(pendulum, cluster):
+    """A run whose dynamics fail and a reduction that raises are reported per run."""
+    model, mod, p = pendulum
+    X0, P = _table(model, p, 12)
+    masses = [j for j, c in enumerate(mod.constants) if c.startswith("m")]
+    P[4, masses] = 0.0                                   # no mass at all: M singular
+
+    def picky(t, x):
+        if x[0, 0] > X0[:, 0].mean():
+            raise RuntimeError("too far right")
+        return x[-1, 0]
+    res = sweep(mod, (0, 1), X0, P, [0.0], client=cluster, reduce=picky, chunk_size=3,
+                method="rk4", dt=1e-3)
+    fails = res.failures()
+    assert res.status[4] not in (0, REDUCE_FAILED) and "mass matrix" in res.messages[4]
+    picked = [i for i in range(12) if i != 4 and X0[i, 0] > X0[:, 0].mean()]
+    assert picked and all(res.status[i] == REDUCE_FAILED and f"run {i}:" in fails[i]
+                          and "too far right" in fails[i] for i in picked)
+    assert set(fails) == set(picked) | {4}
+    assert all(res.values[i] is not None for i in range(12) if i not in fails)
+
+
+def test_bad_input_is_refused_before_sending(pendulum):
+    model, mod, p = pendulum
+    X0, P = _table(model, p, 4)
+    k = len(mod.constants)
+    with pytest.raises(ValueError, match=rf"P must have {k} columns .*got shape \(4, {k - 1}\)"):
+        sweep(mod, (0, 1), X0, P[:, :-1], [0.0], client="tcp://127.0.0.1:1")
+    P[2, 3] = np.nan
+    with pytest.raises(ValueError, match=rf"P row 2, column 3 \({mod.constants[3]}\) is not finite"):
+        sweep(mod, (0, 1), X0, P, [0.0], client="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        sweep(mod, (0, 1), X0[:3], p, np.zeros((4, 1)), client="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match="t_span"):
+        sweep(mod, (1, 0), X0, p, [0.0], client="tcp://127.0.0.1:1")
+    with pytest.raises(ConnectionError, match=r"tcp://127\.0\.0\.1:1"):
+        sweep(mod, (0, 1), X0, p, [0.0], client="tcp://127.0.0.1:1", timeout=2)
+
+
+def test_the_model_pickles_as_sources(pendulum, tmp_path, monkeypatch):
+    """Unpickled in a process with another cache: built there from the sources, then
+    loaded from that cache; the shared library never travels."""
+    from codegen import build
+    _, mod, p = pendulum
+    payload = pickle.dumps(mod)
+    assert mod.manifest["extension"].encode() not in payload or b"\x7fELF" not in payload
+    monkeypatch.setenv("CODEGEN_CACHE", str(tmp_path))
+    monkeypatch.setattr(build, "_FROM_PAYLOAD", {})
+    other = pickle.loads(payload)
+    assert other.source_dir != mod.source_dir and str(tmp_path) in str(other.source_dir)
+    x = np.linspace(-0.5, 0.5, mod.nx)
+    assert np.array_equal(other.rhs(0.0, x, p, [0.2]), mod.rhs(0.0, x, p, [0.2]))
+    monkeypatch.setattr(build, "_FROM_PAYLOAD", {})
+    assert pickle.loads(payload).source_dir == other.source_dir      # the cache, not a rebuild
+
+
+def test_a_worker_killed_mid_sweep_loses_no_run(pendulum, cluster):
+    model, mod, p = pendulum
+    X0, P = _table(model, p, 64, seed=3)
+    kw = dict(method="rk4", dt=4e-6, t_eval=np.linspace(0, 2, 5))     # ~0.1 s a run
+    out = {}
+    runner = threading.Thread(target=lambda: out.setdefault(
+        "res", sweep(mod, (0, 2), X0, P, [0.0], client=cluster, chunk_size=2, **kw)))
+    runner.start()
+    time.sleep(1.5)
+    assert runner.is_alive()                             # mid-sweep
+    pids = cluster.run(os.getpid)
+    os.kill(next(iter(pids.values())), signal.SIGKILL)
+    runner.join(timeout=240)
+    assert not runner.is_alive()
+    _, alone, _ = mod.simulate_batch((0, 2), X0, P, [0.0], **kw)
+    assert out["res"].success and np.array_equal(out["res"].values, alone)
+    cluster.wait_for_workers(2, timeout=60)              # the nanny restarted it
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_cluster_started_with_the_dask_command(pendulum, tmp_path):
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1, as a real cluster
+    is started; the client passes the scheduler's address."""
+    model, mod, p = pendulum
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", CODEGEN_CACHE=str(tmp_path / "cache"))
+    procs = [subprocess.Popen(dask + ["--host", "127.0.0.1", "--port", str(port),
+                                      "--dashboard-address", ":0"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        for i in range(2):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", address,
+                 "--nthreads", "1", "--host", "127.0.0.1", "--dashboard-address", ":0",
+                 "--local-directory", str(tmp_path / f"w{i}")],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        client = None
+        deadline = time.monotonic() + 60
+        while client is None:
+            try:
+                client = distributed.Client(address, timeout=5)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+        try:
+            client.wait_for_workers(2, timeout=60)
+            X0, P = _table(model, p, 9)
+            res = sweep(mod, (0, 1), X0, P, [0.0], client=address, reduce="final",
+                        method="rk4", dt=1e-3)
+        finally:
+            client.close()
+        _, alone, _ = mod.simulate_batch((0, 1), X0, P, [0.0], method="rk4", dt=1e-3)
+        assert res.success and np.array_equal(res.values, alone[:, -1])
+        assert list((tmp_path / "cache").glob("*/sweep_p2/manifest.json"))
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
