@@ -8,8 +8,9 @@
         print the Gibbs-Appell function and the equations
 
 Examples: dumbbell, rolling_disk, rolling_disk_contact, pendulum[:n],
-chain[:n], offset_pendulum, chaplygin_sleigh, four_bar, slider_crank,
-spring_damper, stiff_pendulum[:n]. A file.py must define
+chain[:n], offset_pendulum, chaplygin_sleigh, four_bar, bricard,
+n_four_bar[:n], slider_crank, spring_damper, stiff_pendulum[:n],
+whipple_bicycle. A file.py must define
 ``model()`` returning a codegen.examples.Model (or a variable ``model``).
 """
 from __future__ import annotations

@@ -34,7 +34,7 @@ extern "C" {
     X(CG_ERR_JACOBIAN, 7, "an implicit method's Newton matrix is singular") \
     X(CG_PAUSED, 8, "paused: the call's step budget ran out") \
     X(CG_ERR_KINEMATICS, 9, "q' is not finite: the kinematic equations are singular here") \
-    X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints)")
+    X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints, or built without one)")
 
 /* X(symbol, value, name): the integration methods of cg_integrator_init */
 #define CG_METHOD_LIST(X) \
