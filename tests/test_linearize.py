@@ -20,7 +20,7 @@ def bicycle(outdir):
     model = ex.whipple_bicycle()
     ga = GibbsAppellMethod(**model.kwargs)
     ga.kanes_equations()
-    return model, ga, generate(ga, "bicycle", output_dir=outdir)
+    return model, ga, generate(ga, "bicycle", output_dir=outdir, jacobian=True)
 
 
 def _upright_op(model, v):

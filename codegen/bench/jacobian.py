@@ -59,7 +59,7 @@ def measure(n: int) -> dict:
     from codegen.examples import n_pendulum_on_cart
     model = n_pendulum_on_cart(n)
     ga = GibbsAppellMethod(**model.kwargs)
-    mod = generate(ga, f"jac_bench{n}", output_dir=tempfile.mkdtemp())
+    mod = generate(ga, f"jac_bench{n}", output_dir=tempfile.mkdtemp(), jacobian=True)
     vals = model.parameter_values
     p = mod.parameters(vals)
     rng = np.random.default_rng(n)
