@@ -247,15 +247,20 @@ def stiff_pendulum(n=4, k=1e5, c=1e3):
                  stiff=True, conservative=False)
 
 
-def spatial_chain(n=3):
+def spatial_chain(n=3, speeds='body'):
     """A spatial chain of n rigid bodies hanging from a fixed point.
 
     Body i turns relative to its parent by body-fixed X-Y-Z angles; its mass
     centre is offset from the joint, its inertia about the mass centre is a
     full symmetric matrix; a specified torque T_i(t) about the body's z axis
-    acts between each body and its parent, gravity along -N.z; u are the
-    body-frame components of the angular velocity relative to the parent.
+    acts between each body and its parent, gravity along -N.z. speeds='body':
+    u are the body-frame components of the angular velocity relative to the
+    parent; speeds='rates': u = q' (the joint rates, as a chain of revolute
+    joints X, Y, Z has them: codegen.bench.spatial builds that chain for
+    Pinocchio).
     """
+    if speeds not in ('body', 'rates'):
+        raise ValueError(f"speeds must be 'body' or 'rates', got {speeds!r}")
     q, u, bodies, loads = [], [], [], []
     kd = []
     g = sm.symbols('g')
@@ -270,10 +275,13 @@ def spatial_chain(n=3):
         qi = me.dynamicsymbols(f'q{i}_1:4')
         ui = me.dynamicsymbols(f'u{i}_1:4')
         Bi = parent.orientnew(f'B{i}', 'Body', qi, 'XYZ')
-        w = Bi.ang_vel_in(parent)
-        kd += [ui[k] - w.dot(Bi.x if k == 0 else Bi.y if k == 1 else Bi.z)
-               for k in range(3)]
-        Bi.set_ang_vel(parent, ui[0] * Bi.x + ui[1] * Bi.y + ui[2] * Bi.z)
+        if speeds == 'rates':
+            kd += [ui[k] - qi[k].diff() for k in range(3)]
+        else:
+            w = Bi.ang_vel_in(parent)
+            kd += [ui[k] - w.dot(Bi.x if k == 0 else Bi.y if k == 1 else Bi.z)
+                   for k in range(3)]
+            Bi.set_ang_vel(parent, ui[0] * Bi.x + ui[1] * Bi.y + ui[2] * Bi.z)
         m, a, b, c = sm.symbols(f'm{i} a{i} b{i} c{i}')
         Ixx, Iyy, Izz, Ixy, Iyz, Izx = sm.symbols(f'I{i}xx I{i}yy I{i}zz I{i}xy I{i}yz I{i}zx')
         Ci = joint.locatenew(f'C{i}', a * Bi.x + b * Bi.y + c * Bi.z)
@@ -294,9 +302,9 @@ def spatial_chain(n=3):
     values = {str(c): 0.02 if str(c)[-2:] in ('xy', 'yz', 'zx') else 0.3
               for c in consts}
     values.update({str(c): 1.0 for c in consts if str(c)[0] == 'm'}, g=9.81)
-    return Model(f'chain{n}', N, q, u, kd, bodies, loads, constants=consts,
-                 specifieds=specs, potential_energy=V, doc=spatial_chain.__doc__,
-                 parameter_values=values,
+    name = f'chain{n}' if speeds == 'body' else f'chain{n}_rates'
+    return Model(name, N, q, u, kd, bodies, loads, constants=consts, specifieds=specs,
+                 potential_energy=V, doc=spatial_chain.__doc__, parameter_values=values,
                  initial_state=[0.2, -0.1, 0.3] * n + [0.5, 0.2, -0.3] * n)
 
 

@@ -56,3 +56,15 @@ def test_stiff_benchmark_runs_every_solver():
             assert row[name]["error"] < 1e-3, (row["model"], name, row[name])
         for name in OURS:
             assert row[name]["error"] < 1e-4, (row["model"], name, row[name])
+
+
+def test_spatial_chain_equals_pinocchio_before_it_is_timed():
+    """The 3-D chain built for Pinocchio (three revolute joints per body, the torque pair
+    as joint torques) has our accelerations to 1e-8, or the benchmark reports it untimed."""
+    pytest = __import__("pytest")
+    pytest.importorskip("pinocchio")
+    from codegen.bench.spatial import measure
+    for n in (1, 2):
+        r = measure(n, cap=300)
+        assert isinstance(r["pinocchio"], float), r
+        assert r["ours"] > 0 and r["generate"] > 0

@@ -39,6 +39,9 @@ SECTIONS = [
     ("Run-time constraints", "The SVD elimination in C against the augmented "
      "Lagrange-multiplier system in NumPy.",
      ["codegen.bench.constraints"]),
+    ("3-D chains of rigid bodies", "spatial_chain(n) against pinocchio.aba on the equal "
+     "chain of revolute joints (accelerations checked first).",
+     ["codegen.bench.spatial", "--n", "2", "4", "--cap", "600"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
      ["codegen.bench.jacobian", "--n", "1", "4", "12", "20"]),
