@@ -532,8 +532,10 @@ cdef class Dynamics:
         dims[0] = len(t_eval)
         dims[1] = self.nx
         cdef cnp.ndarray xs = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
-        cdef const double[::1] tv = t_eval
-        cdef double[:, ::1] xv = xs
+        # raw pointers, not memoryviews: acquiring two views cost a run about 0.5 us
+        cdef const double *tv = <const double *>cnp.PyArray_DATA(<cnp.ndarray>t_eval)
+        cdef double *xv = <double *>cnp.PyArray_DATA(xs)
+        cdef Py_ssize_t nx = self.nx
         cdef int code = self.rt.integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
                                            len(times) if self.nr else 0, _data(times),
                                            _data(values), rtol, atol,
@@ -550,7 +552,7 @@ cdef class Dynamics:
             for k in range(len(t_eval)):
                 while True:
                     with nogil:
-                        code = self.rt.integrate_to(s, tv[k], &xv[k, 0])
+                        code = self.rt.integrate_to(s, tv[k], xv + k * nx)
                     if bar is not None:
                         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
                         bar.update(min(t_now, t1) - t0 - bar.n)
@@ -567,10 +569,11 @@ cdef class Dynamics:
             if bar is not None:
                 bar.close()
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
-        return SimulationResult(t=t_eval[:done].copy(), x=xs if done == len(t_eval) else xs[:done].copy(),
-                                states=list(self.states),
-                                status=status, message=status_message(status),
-                                nsteps=steps, nrejected=rejected, nfev=nfev, method=method)
+        # positional: SimulationResult's field order (t, x, states, status, message,
+        # nsteps, nrejected, nfev, method)
+        return SimulationResult(t_eval[:done].copy(), xs if done == len(t_eval) else xs[:done].copy(),
+                                list(self.states), status, status_message(status),
+                                steps, rejected, nfev, method)
 
     def rhs_batch(self, double t, X, P, R=None, out=None):
         """x' for many states at once, in C over both cores (OpenMP), without the GIL.
