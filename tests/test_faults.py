@@ -267,7 +267,8 @@ def _outcome(result):
 @given(kind_x=st.sampled_from(_KINDS), kind_p=st.sampled_from(_KINDS),
        n_x=st.sampled_from([6, 5, 7]), poison=st.sampled_from([None, np.nan, np.inf, -np.inf]),
        where=st.integers(0, 5), fn=st.sampled_from(["rhs", "mass_matrix", "forcing", "rhs_batch",
-                                                     "simulate"]))
+                                                     "simulate", "jacobian",
+                                                     "simulate_batch"]))
 def test_boundary_gives_the_right_answer_or_an_exception(disk, kind_x, kind_p, n_x, poison,
                                                          where, fn):
     """Random dtypes, byte orders, strides, lengths, non-finite entries and read-only
@@ -283,7 +284,10 @@ def test_boundary_gives_the_right_answer_or_an_exception(disk, kind_x, kind_p, n
              "mass_matrix": lambda a, b: disk.mass_matrix(0.0, a, b),
              "forcing": lambda a, b: disk.forcing(0.0, a, b),
              "rhs_batch": lambda a, b: disk.rhs_batch(0.0, np.asarray(a)[None, :], b)[0],
-             "simulate": lambda a, b: _outcome(disk.simulate((0, 0.2), a, b, t_eval=[0.2]))}
+             "simulate": lambda a, b: _outcome(disk.simulate((0, 0.2), a, b, t_eval=[0.2])),
+             "jacobian": lambda a, b: disk.jacobian(0.0, a, b),
+             "simulate_batch": lambda a, b: disk.simulate_batch(
+                 (0, 0.2), np.asarray(a)[None, :], b, t_eval=[0.2])[1:]}
     try:
         got = calls[fn](xa, pa)
     except (ValueError, TypeError, DynamicsError):
@@ -294,5 +298,7 @@ def test_boundary_gives_the_right_answer_or_an_exception(disk, kind_x, kind_p, n
                     np.array(np.asarray(pa), dtype=np.float64))
     if fn == "simulate":
         assert got == ref, (kind_x, kind_p)
+    elif fn == "simulate_batch":
+        assert np.array_equal(got[0], ref[0], equal_nan=True) and np.array_equal(got[1], ref[1])
     else:
         assert np.array_equal(got, ref, equal_nan=True), (fn, kind_x, kind_p)
