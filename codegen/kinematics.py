@@ -408,27 +408,18 @@ class Kinematics:
 
 def _undifferentiated_functions(expr) -> set:
     """The functions of time in expr outside of derivatives (s(t) counts, s'(t) does not)."""
-    found, seen, stack = set(), set(), [expr]
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        if isinstance(e, AppliedUndef):
-            found.add(e)
-        elif not isinstance(e, sm.Derivative):
-            stack.extend(e.args)
-    return found
+    return dag_atoms([expr], AppliedUndef, skip=sm.Derivative)
 
 
-def dag_atoms(exprs, kinds) -> set:
+def dag_atoms(exprs, kinds, skip=()) -> set:
     """The subexpressions of exprs that are instances of kinds, each shared node
-    visited once (``atoms`` walks a shared subexpression once per occurrence)."""
+    visited once (``atoms`` walks a shared subexpression once per occurrence);
+    nodes of the types in skip are neither taken nor entered."""
     seen, found = set(), set()
     stack = [sm.sympify(e) for e in exprs]
     while stack:
         e = stack.pop()
-        if e in seen:
+        if e in seen or isinstance(e, skip):
             continue
         seen.add(e)
         if isinstance(e, kinds):

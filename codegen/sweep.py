@@ -182,8 +182,9 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     if not (reduce is None or callable(reduce) or reduce in REDUCTIONS):
         raise ValueError(f"reduce must be None, one of {list(REDUCTIONS)} or a callable, "
                          f"got {reduce!r}")
-    environ = dict(os.environ)     # a LocalCluster's nannies set OMP_NUM_THREADS and
-    dask_client, cluster = _connect(client, timeout)     # PYTHONHASHSEED in the caller's
+    # a LocalCluster's nannies set OMP_NUM_THREADS and PYTHONHASHSEED in this process
+    environ = dict(os.environ)
+    dask_client, cluster = _connect(client, timeout)
     try:
         if chunk_size is None:
             threads = sum(dask_client.nthreads().values()) or 1
@@ -212,7 +213,7 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
         if cluster is not None:
             dask_client.close()
             cluster.close()
-            _restore(environ)
+            restore_environ(environ)
     status = np.concatenate([s for _, s, _ in parts])
     messages = [m for _, _, ms in parts for m in ms]
     if reduce is None or isinstance(reduce, str):
@@ -222,7 +223,7 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     return SweepResult(t=np.asarray(t_out), values=values, status=status, messages=messages)
 
 
-def _restore(environ: dict) -> None:
+def restore_environ(environ: dict) -> None:
     """os.environ as it was: the cluster was this call's, so are its settings."""
     for key in set(os.environ) - set(environ):
         del os.environ[key]

@@ -23,3 +23,15 @@ def built(outdir):
         ga = GibbsAppellMethod(**model.kwargs)
         out[name] = (model, ga, generate(ga, name, output_dir=outdir))
     return out
+
+
+@pytest.fixture(scope="module")
+def disk(built):
+    """The compiled rolling disk of the session's models."""
+    return built["rolling_disk"][2]
+
+
+@pytest.fixture(scope="module")
+def pend(built):
+    """The compiled pendulum on a cart (n = 3) of the session's models."""
+    return built["pendulum3"][2]

@@ -6,6 +6,23 @@ import sympy.physics.mechanics as me
 t = me.dynamicsymbols._t
 
 
+def one_link_pendulum(names=("m", "l", "g")):
+    """The quick start's one-link pendulum, its mass, length and gravity named as given:
+    (keywords for KanesMethod or GibbsAppellMethod, its pieces by name)."""
+    from types import SimpleNamespace
+    q, u = me.dynamicsymbols("q u")
+    m, l, g = (sm.Symbol(n) for n in names)
+    N = me.ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [q, N.z])
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", l * A.x)
+    P.v2pt_theory(O, N, A)
+    kw = dict(frame=N, q_ind=[q], u_ind=[u], kd_eqs=[u - q.diff()],
+              bodies=[me.Particle("p", P, m)], forcelist=[(P, -m * g * N.y)])
+    return kw, SimpleNamespace(q=q, u=u, N=N, A=A, O=O, P=P, m=m, l=l, g=g)
+
+
 def random_values(symbols, rng, low=0.5, high=1.5):
     return {s: float(rng.uniform(low, high)) for s in symbols}
 

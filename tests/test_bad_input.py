@@ -5,19 +5,12 @@ import sympy.physics.mechanics as me
 
 from codegen import GibbsAppellMethod
 from codegen import examples as ex
+from helpers import one_link_pendulum
 
 
 def pendulum():
-    q, u = me.dynamicsymbols('q u')
-    m, l, g = sm.symbols('m l g')
-    N = me.ReferenceFrame('N')
-    A = N.orientnew('A', 'Axis', [q, N.z])
-    O = me.Point('O')
-    O.set_vel(N, 0)
-    P = O.locatenew('P', l * A.x)
-    P.v2pt_theory(O, N, A)
-    return dict(frame=N, q_ind=[q], u_ind=[u], kd_eqs=[u - q.diff()],
-                bodies=[me.Particle('p', P, m)], forcelist=[(P, -m * g * N.y)]), (q, u, N, A, O, P)
+    kw, s = one_link_pendulum()
+    return kw, (s.q, s.u, s.N, s.A, s.O, s.P)
 
 
 def test_good_pendulum_works():

@@ -8,16 +8,6 @@ X = np.array([0.1, 1.2, 0.3, 0.5, -0.4, 2.0])
 P = np.array([9.81, 1.0, 0.5])
 
 
-@pytest.fixture(scope="module")
-def disk(built):
-    return built["rolling_disk"][2]
-
-
-@pytest.fixture(scope="module")
-def pend(built):
-    return built["pendulum3"][2]
-
-
 def test_wrong_lengths(disk):
     with pytest.raises(ValueError, match="x must have length 6, got 5"):
         disk.rhs(0.0, X[:5], P)

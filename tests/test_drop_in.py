@@ -11,6 +11,7 @@ from sympy.physics.mechanics.tests.test_kane5 import _create_rolling_disc
 from sympy.solvers.solveset import NonlinearError
 
 from codegen import GibbsAppellMethod
+from helpers import one_link_pendulum
 
 t = me.dynamicsymbols._t
 
@@ -119,15 +120,8 @@ def test_linearizer_and_auxiliary_equations():
 
 
 def _pendulum():
-    q, u = me.dynamicsymbols('q u')
-    m, l, g = sm.symbols('m l g')
-    N = me.ReferenceFrame('N')
-    A = N.orientnew('A', 'Axis', [q, N.z])
-    O = me.Point('O')
-    O.set_vel(N, 0)
-    P = O.locatenew('P', l * A.x)
-    P.v2pt_theory(O, N, A)
-    return N, q, u, [me.Particle('p', P, m)], [(P, -m * g * N.y)]
+    kw, s = one_link_pendulum()
+    return s.N, s.q, s.u, kw["bodies"], kw["forcelist"]
 
 
 def _bad_inputs():

@@ -1,8 +1,5 @@
 """The fault campaign: inputs that used to give a silently wrong answer or a crash,
 each now a right answer or a clear exception (one test per case)."""
-import json
-import warnings
-
 import numpy as np
 import pytest
 import sympy as sm
@@ -11,16 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codegen import (BuildError, CacheError, DynamicsError, GibbsAppellMethod, examples as ex,
                      export_c, export_fmu, generate, load)
-
-
-@pytest.fixture(scope="module")
-def disk(built):
-    return built["rolling_disk"][2]
-
-
-@pytest.fixture(scope="module")
-def pend(built):
-    return built["pendulum3"][2]
+from helpers import one_link_pendulum
 
 
 X = np.array([0.1, 1.2, 0.3, 0.5, -0.4, 2.0])
@@ -130,16 +118,8 @@ def test_model_names_that_cannot_work_are_refused(tmp_path, name, message):
 
 def _pendulum_with_constants(names):
     """A pendulum whose mass, length and gravity carry the given names."""
-    q, u = me.dynamicsymbols("q u")
-    m, l, g = (sm.Symbol(n) for n in names)
-    N = me.ReferenceFrame("N")
-    A = N.orientnew("A", "Axis", [q, N.z])
-    O = me.Point("O")
-    O.set_vel(N, 0)
-    P = O.locatenew("P", l * A.x)
-    P.v2pt_theory(O, N, A)
-    return GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()], bodies=[me.Particle("p", P, m)],
-                             forcelist=[(P, -m * g * N.y)]), [m, l, g]
+    kw, s = one_link_pendulum(names)
+    return GibbsAppellMethod(**kw), [s.m, s.l, s.g]
 
 
 @pytest.fixture(scope="module")

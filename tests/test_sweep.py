@@ -15,7 +15,7 @@ import pytest
 
 from codegen import GibbsAppellMethod, generate, sweep
 from codegen import examples as ex
-from codegen.sweep import REDUCE_FAILED
+from codegen.sweep import REDUCE_FAILED, restore_environ
 
 distributed = pytest.importorskip("distributed")
 
@@ -46,8 +46,7 @@ def cluster(worker_cache):
     yield client
     client.close()
     lc.close()
-    os.environ.clear()
-    os.environ.update(environ)
+    restore_environ(environ)
 
 
 def _table(model, p, n, seed=0):

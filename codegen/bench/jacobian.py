@@ -25,15 +25,10 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import timeit
 
 import numpy as np
 
-
-def _median(f, number):
-    f()
-    times = sorted(t / number for t in timeit.repeat(f, number=number, repeat=7))
-    return times[len(times) // 2]
+from . import median_time
 
 
 def _pinocchio(n, vals):
@@ -69,9 +64,9 @@ def measure(n: int) -> dict:
     out = np.empty(nx)
     res = {"nx": nx}
     J = mod.jacobian(0.0, x, p, r)
-    res["ours_new"] = _median(lambda: mod.jacobian(0.0, x, p, r), 5000)
+    res["ours_new"] = median_time(lambda: mod.jacobian(0.0, x, p, r), 5000)
     Jout = np.empty((nx, nx))
-    res["ours"] = _median(lambda: mod.jacobian(0.0, x, p, r, Jout), 5000)
+    res["ours"] = median_time(lambda: mod.jacobian(0.0, x, p, r, Jout), 5000)
     rhs, h = mod.rhs, 1e-7
 
     def forward():
@@ -91,8 +86,8 @@ def measure(n: int) -> dict:
             xm[k] -= 1e-6
             cols[:, k] = (rhs(0.0, xp, p, r) - rhs(0.0, xm, p, r)) / 2e-6
         return cols
-    res["forward_differences"] = _median(forward, 500)
-    res["central_differences"] = _median(central, 500)
+    res["forward_differences"] = median_time(forward, 500)
+    res["central_differences"] = median_time(central, 500)
     res["fd_error"] = float(abs(central() - J).max() / abs(J).max())
     try:
         pin, pm, data = _pinocchio(n, vals)
@@ -112,7 +107,7 @@ def measure(n: int) -> dict:
     if not diff <= 1e-8 * abs(ours).max():
         res["pinocchio"] = f"derivatives differ from ours by {diff:.2e}: not timed"
         return res
-    res["pinocchio"] = _median(lambda: pin.computeABADerivatives(pm, data, q, v, tau), 5000)
+    res["pinocchio"] = median_time(lambda: pin.computeABADerivatives(pm, data, q, v, tau), 5000)
     return res
 
 

@@ -19,15 +19,15 @@ import argparse
 import json
 import subprocess
 import sys
-import timeit
 
 import numpy as np
 
 _CHILD = r"""
-import json, sys, tempfile, time, timeit
+import json, sys, tempfile, time
 import numpy as np
 from codegen import GibbsAppellMethod, generate
-from codegen.bench.spatial import joint_torques, pinocchio_chain, median
+from codegen.bench import median_time
+from codegen.bench.spatial import joint_torques, pinocchio_chain
 from codegen.examples import spatial_chain
 n = int(sys.argv[1])
 t0 = time.perf_counter()
@@ -43,7 +43,7 @@ rng = np.random.default_rng(n)
 x = rng.uniform(-1, 1, mod.nx)
 r = rng.uniform(-1, 1, n)
 ours = mod.rhs(0.0, x, p, r)[3 * n:]
-out = dict(formulate=t1 - t0, generate=t2 - t1, ours=median(lambda: mod.rhs(0.0, x, p, r)))
+out = dict(formulate=t1 - t0, generate=t2 - t1, ours=median_time(lambda: mod.rhs(0.0, x, p, r)))
 try:
     pin, pm, data = pinocchio_chain(n, vals)
 except ImportError:
@@ -53,16 +53,10 @@ else:
     tau = joint_torques(q, r)
     a = pin.aba(pm, data, q, v, tau)
     diff = float(np.abs(a - ours).max() / np.abs(ours).max())
-    out["pinocchio"] = (median(lambda: pin.aba(pm, data, q, v, tau)) if diff < 1e-8
+    out["pinocchio"] = (median_time(lambda: pin.aba(pm, data, q, v, tau)) if diff < 1e-8
                         else f"accelerations differ by {diff:.1e}: not timed")
 print(json.dumps(out))
 """
-
-
-def median(f, number=2000):
-    f()
-    times = sorted(t / number for t in timeit.repeat(f, number=number, repeat=7))
-    return times[len(times) // 2]
 
 
 def joint_torques(q, T):
