@@ -15,8 +15,13 @@ from sympy.physics.mechanics import KanesMethod
 from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
 from .constraints import dependent_speeds, project, resolve, runtime_constraints
-from .formulation import check_bodies, check_loads, form, gibbs_appell_function
+from .formulation import check_bodies, check_loads, form, gibbs_appell_function, is_rigid
 from .kinematics import Kinematics, as_list, dag_atoms, memo_xreplace, numeric_probe
+from .relative import frame_depth
+
+#: with no constraints, velocities are composed as intermediates (codegen.relative)
+#: when a body's frame is this many orientations from the Newtonian frame
+RELATIVE_DEPTH = 3
 
 __all__ = ["GibbsAppellMethod"]
 
@@ -110,12 +115,16 @@ class GibbsAppellMethod(KanesMethod):
                  configuration_constraints=None, u_dependent=None,
                  velocity_constraints=None, acceleration_constraints=None,
                  u_auxiliary=None, bodies=None, forcelist=None, explicit_kinematics=True,
-                 kd_eqs_solver='LU', constraint_solver='LU'):
+                 kd_eqs_solver='LU', constraint_solver='LU', relative_kinematics=None):
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"An inertial ReferenceFrame must be supplied, got {frame!r}")
         self._inertial = frame
         self.explicit_kinematics = explicit_kinematics
         self._constraint_solver = constraint_solver
+        if relative_kinematics not in (None, True, False):
+            raise TypeError(f"relative_kinematics must be None, True or False, "
+                            f"got {relative_kinematics!r}")
+        self._relative = relative_kinematics
         kin = self._kin = Kinematics(q_ind, u_ind, kd_eqs, q_dependent, u_dependent,
                                      u_auxiliary, kd_eqs_solver)
         config = as_list(configuration_constraints, 'configuration_constraints')
@@ -155,6 +164,11 @@ class GibbsAppellMethod(KanesMethod):
 
         With auxiliary speeds both carry the auxiliary equations last
         (``auxiliary_eqs``)."""
+        self._form_given(bodies, loads)
+        return self._public_pair()
+
+    def _form_given(self, bodies=None, loads=None):
+        """kanes_equations' checks and forming, without the public (fr, frstar)."""
         if bodies is None:
             bodies = self._bodylist
         if loads is None and self._forcelist is not None:
@@ -167,7 +181,36 @@ class GibbsAppellMethod(KanesMethod):
         if bodies is None or isinstance(bodies, (str, bytes)) or not np.iterable(bodies):
             raise TypeError('Bodies must be supplied in an iterable.')
         self._form(bodies, loads)
+
+    def _public_pair(self):
+        """(fr, frstar) as functions of time, the kinematic intermediates substituted
+        (formed on first use: a long chain's are large, and generate never needs them)."""
+        if self._fr is None:
+            f = self._formed
+            self._fr, self._frstar = self._public(f['fr']), self._public(f['frstar'])
         return self._fr, self._frstar
+
+    def _public(self, matrix):
+        """matrix over plain symbols and the kinematic intermediates, as functions of time."""
+        return self._kin.to_time(self._resolved(matrix))
+
+    def _resolved(self, matrix):
+        """matrix with the kinematic intermediates substituted (plain symbols)."""
+        items = self._formed['items']
+        return resolve(matrix, items) if items else matrix
+
+    def _uses_relative(self, bodies, loads) -> bool:
+        """Whether to compose the velocities as intermediates (codegen.relative): asked
+        for, or (None) a model without constraints or auxiliary speeds whose frames are
+        RELATIVE_DEPTH or more orientations deep, where SymPy's written-out velocities grow."""
+        kin = self._kin
+        if self._relative is not None:
+            return self._relative
+        if self._nh is not None or self._runtime is not None or kin.uas:
+            return False
+        frames = [b.frame for b in bodies if is_rigid(b)] + \
+            [w for w, _ in loads if isinstance(w, ReferenceFrame)]
+        return frame_depth(frames, self._inertial) >= RELATIVE_DEPTH
 
     def _form_fr(self, fl):
         """KanesMethod's check of a force list (the equations are formed together)."""
@@ -178,7 +221,9 @@ class GibbsAppellMethod(KanesMethod):
     def _form(self, bodies, loads):
         kin = self._kin
         checked_loads = self._form_fr(loads)
-        ga = form(kin, self._inertial, check_bodies(as_list(bodies, 'bodies')), checked_loads)
+        bodies_checked = check_bodies(as_list(bodies, 'bodies'))
+        ga = form(kin, self._inertial, bodies_checked, checked_loads,
+                  relative=self._uses_relative(bodies_checked, checked_loads))
         o, p = len(kin.us), kin.p
         M, Q, R = ga.M, ga.Q, ga.R
         Mk, Qk, Rk = M[:o, :o], Q[:o, :], R[:o, :]
@@ -195,18 +240,19 @@ class GibbsAppellMethod(KanesMethod):
                 Aa = self._nh.Ars_aux
                 Ma, Qa, Ra = (X + Aa.T * Y[p:o, :] for X, Y in ((Ma, M[:, :o]), (Qa, Q), (Ra, R)))
             fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
-            self._aux_eq = kin.to_time(fr_aux + frstar_aux)
+            self._aux_eq = fr_aux + frstar_aux
             fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
-        self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar)
+        self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar,
+                            items=ga.intermediates)
         self._bodylist, self._forcelist = bodies, loads
-        self._fr, self._frstar = kin.to_time(fr), kin.to_time(frstar)
+        self._fr = self._frstar = None
         self._S = self._codegen = None
 
     def _need_formed(self):
         if self._formed is None:
             if self._bodylist is None:
                 raise ValueError('Need to compute Fr, Fr* first.')
-            self.kanes_equations()
+            self._form_given()
         return self._formed
 
     def _codegen_equations(self):
@@ -217,12 +263,12 @@ class GibbsAppellMethod(KanesMethod):
             kin, M, F = self._kin, f['ga'].M, f['ga'].F
             o, p = len(kin.us), kin.p
             if self._nh is None:
-                self._codegen = ([], M[:o, :o], F[:o, :])
+                self._codegen = (list(f['items']), M[:o, :o], F[:o, :])
                 self._placeholder_Ars = sm.zeros(0, p)
             else:
                 items, Ars, w = self._nh.intermediates(kin)
                 Mr, Fr = project(M[:o, :o], F[:o, :], Ars, w)
-                self._codegen = (items, Mr, Fr)
+                self._codegen = (list(f['items']) + items, Mr, Fr)
                 self._placeholder_Ars = Ars
         return self._codegen
 
@@ -259,7 +305,7 @@ class GibbsAppellMethod(KanesMethod):
         equations, then the acceleration constraints."""
         f = self._need_formed()
         k_dnh = self._nh.k_dnh if self._nh is not None else sm.zeros(0, len(self._kin.us))
-        return self._kin.to_time(f['Mk'].col_join(k_dnh))
+        return self._public(f['Mk'].col_join(k_dnh))
 
     @property
     def forcing(self):
@@ -267,7 +313,7 @@ class GibbsAppellMethod(KanesMethod):
         f = self._need_formed()
         f_dnh = self._nh.f_dnh if self._nh is not None else sm.zeros(0, 1)
         Fk = sm.Matrix([q - r for q, r in zip(f['Qk'], f['Rk'])])
-        return self._kin.to_time(Fk.col_join(-f_dnh))
+        return self._public(Fk.col_join(-f_dnh))
 
     @property
     def mass_matrix_kin(self):
@@ -310,7 +356,7 @@ class GibbsAppellMethod(KanesMethod):
         self._need_formed()
         if self._aux_eq is None:
             raise ValueError('No auxiliary speeds have been declared.')
-        return self._aux_eq
+        return self._public(self._aux_eq)
 
     @property
     def _Ars(self):
@@ -354,7 +400,7 @@ class GibbsAppellMethod(KanesMethod):
         # T = [I; A_rs] with A_rs the placeholders of the compiled path: their
         # definitions go along (the adjugate solve: no pivot that vanishes at a
         # special operating point, as the upright bicycle's does for LU)
-        frstar, fr = at(f["frstar"], kin.uas), at(f["fr"], kin.uas)
+        frstar, fr = (at(self._resolved(f[k]), kin.uas) for k in ("frstar", "fr"))
         items = self._codegen_equations()[0]
         o = len(kin.us)
         T = sm.eye(kin.p).col_join(self._placeholder_Ars)
@@ -420,8 +466,8 @@ class GibbsAppellMethod(KanesMethod):
     @property
     def generalized_active_forces(self):
         """Q over the independent speeds (fr of kanes_equations, without auxiliary rows)."""
-        f = self._need_formed()
-        return self._kin.to_time(f['Qk'])
+        self._need_formed()
+        return self._public(self._formed['Qk'])
 
     @property
     def gibbs_appell_function(self):
@@ -433,9 +479,10 @@ class GibbsAppellMethod(KanesMethod):
             f = self._need_formed()
             kin = self._kin
             S = gibbs_appell_function(kin, f['ga'].terms)
-            items = []
+            items = list(f['items'])
             if self._nh is not None:
-                items, Ars, w = self._nh.intermediates(kin)
+                nh_items, Ars, w = self._nh.intermediates(kin)
+                items += nh_items
                 p = kin.p
                 rates = {kin.uds[p + k]: sm.Add(*[Ars[k, j] * kin.uds[j] for j in range(p)]) + w[k]
                          for k in range(kin.m)}
@@ -449,7 +496,7 @@ class GibbsAppellMethod(KanesMethod):
     def to_state(self, expr):
         """expr over the compiled model's state [q, u_independent] (and t): q'
         and the dependent speeds replaced. E.g. the kinetic energy, for energy checks."""
-        items = self._codegen_equations()[0] if self._nh is not None else []
+        items = self._codegen_equations()[0]
         return self._kin.to_time(resolve([self._kin.to_plain(expr, "expression")], items)[0])
 
     # -- for codegen.eom -------------------------------------------------------------

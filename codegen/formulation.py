@@ -148,6 +148,7 @@ class Motions:
         self._frame_rate = {}    # frame X -> omega of X in N, components in X
         self._motions = {}       # (point or frame, X) -> Motion
         self._aux0 = dict.fromkeys(kin.uas, 0)
+        self.items = []          # intermediates the motions are written over (none here)
 
     def point(self, P: Point, X: ReferenceFrame | None = None) -> Motion:
         """Velocity of P in N, in components of X.
@@ -183,6 +184,25 @@ class Motions:
         if X != self.N and any(c != 0 for c in value):
             rate0 = _add(rate0, _cross(self.omega_of(X), value))
         return Motion(value, partials, rate0, X)
+
+    def components(self, vec: Vector, X: ReferenceFrame) -> list:
+        return [self.kin.to_plain(c, "a vector") for c in components(vec, X)]
+
+    def rotation(self, X: ReferenceFrame, Y: ReferenceFrame) -> sm.Matrix:
+        """The matrix taking components in Y to components in X."""
+        return sm.Matrix(3, 3, [self.kin.to_plain(c, f"the orientation of {X}")
+                                for c in X.dcm(Y)])
+
+    numeric = None      # numeric values of expressions over intermediates (there are none)
+
+    def load_frame(self, where, vec) -> ReferenceFrame:
+        """The frame a load's motion and vector are taken in: the body's, for a load on
+        a body's point or frame, else the one the load's frames rotate into most simply."""
+        known = self._known_frame(where)
+        if known is not None:
+            return known
+        motion = where.vel(self.N) if isinstance(where, Point) else where.ang_vel_in(self.N)
+        return simplest_frame([motion, vec], self.N)
 
     def omega_of(self, X: ReferenceFrame) -> list:
         if X not in self._frame_rate:
@@ -233,6 +253,7 @@ class GibbsAppell:
     R: sm.Matrix            # dS/du' at u' = 0 (Kane's generalized inertia forces, negated, at u' = 0)
     terms: list             # per body: its kinematic data (for S)
     motions: Motions        # the velocities, for the tree of codegen.recursive
+    intermediates: list     # codegen.constraints.Intermediate the above are written over
 
 
 def _has_velocity(P: Point, N: ReferenceFrame) -> bool:
@@ -259,8 +280,7 @@ def _body_terms(fm: Motions, body):
         ref, dyadic = body.masscenter, body.central_inertia
     v = fm.point(ref, X)
     if ref != body.masscenter:
-        rho = [kin.to_plain(c, f"the mass-centre offset of {name}")
-               for c in components(body.masscenter.pos_from(ref), X)]
+        rho = fm.components(body.masscenter.pos_from(ref), X)
     w = fm.frame(body.frame, X)
     I = [[kin.to_plain(c, f"the inertia of {name}") for c in row]
          for row in dyadic.to_matrix(X).tolist()]
@@ -345,14 +365,9 @@ def _generalized_forces(fm: Motions, loads, nspeeds):
     """
     Q = [{} for _ in range(nspeeds)]
     for where, vec in loads:
-        if isinstance(where, Point):
-            X = fm._known_frame(where) or simplest_frame([where.vel(fm.N), vec], fm.N)
-            mo = fm.point(where, X)
-        else:
-            X = fm._known_frame(where) or simplest_frame([where.ang_vel_in(fm.N), vec], fm.N)
-            mo = fm.frame(where, X)
-        comps = [fm.kin.to_plain(c, f"the load on {where}")
-                 for c in components(vec, mo.frame)]
+        X = fm.load_frame(where, vec)
+        mo = fm.point(where, X) if isinstance(where, Point) else fm.frame(where, X)
+        comps = fm.components(vec, mo.frame)
         if fm._aux0:
             comps = [c.xreplace(fm._aux0) for c in comps]
         for j in range(nspeeds):
@@ -410,10 +425,24 @@ def _pair_squares(terms: list) -> list:
     return [replaced.get(k, term) for k, term in enumerate(terms) if k not in done or k in replaced]
 
 
-def form(kin: Kinematics, N: ReferenceFrame, bodies, loads) -> GibbsAppell:
-    """M, F, Q of the bodies and loads over kin.speeds, on plain symbols."""
+def form(kin: Kinematics, N: ReferenceFrame, bodies, loads, relative: bool = False) -> GibbsAppell:
+    """M, F, Q of the bodies and loads over kin.speeds, on plain symbols.
+
+    relative: compose the velocities down the frame and point trees as
+    intermediates (codegen.relative), falling back to SymPy's expanded
+    velocities when the model's are not those of its positions."""
+    if relative:
+        from .relative import NotRelative, RelativeMotions
+        try:
+            return _form(RelativeMotions(kin, N), bodies, loads)
+        except NotRelative:
+            pass
+    return _form(Motions(kin, N), bodies, loads)
+
+
+def _form(fm: Motions, bodies, loads) -> GibbsAppell:
+    kin = fm.kin
     n = len(kin.speeds)
-    fm = Motions(kin, N)
     mm = [[{} for _ in range(n)] for _ in range(n)]   # upper triangle, see _accumulate
     res = [{} for _ in range(n)]                      # dS/du'_j at u' = 0
     terms, memo = [], {}
@@ -427,7 +456,8 @@ def form(kin: Kinematics, N: ReferenceFrame, bodies, loads) -> GibbsAppell:
     M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
     R = [pythagoras(_collected_vector(res[j]), memo) for j in range(n)]
     F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
-    return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm)
+    return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm,
+                       intermediates=list(fm.items))
 
 
 def gibbs_appell_function(kin: Kinematics, terms: list):

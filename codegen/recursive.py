@@ -63,26 +63,32 @@ class Tree:
     Q: list             # generalized active forces, one per speed
 
 
-def _vanishes(exprs) -> bool:
-    """All of exprs are zero at two generic points (1e-9)."""
+def _vanishes(exprs, numeric=None) -> bool:
+    """All of exprs are zero at two generic points (1e-9). numeric(exprs, point): their
+    values there, for expressions over intermediates (codegen.relative)."""
     exprs = [sm.sympify(e) for e in exprs if e != 0]
     if not exprs:
         return True
     for k in range(2):
-        vals = numeric_probe(*exprs, point=k)
-        for e in exprs:
-            v = e.xreplace(vals).evalf()
+        if numeric is not None:
+            values = numeric(exprs, k)
+        else:
+            vals = numeric_probe(*exprs, point=k)
+            values = [e.xreplace(vals).evalf() for e in exprs]
+        for v in values:
+            v = sm.sympify(v)
             if not v.is_number or abs(complex(v)) > 1e-9:
                 return False
     return True
 
 
-def tree_of(bodies: list, Q: list, nspeeds: int, transport) -> Tree | None:
+def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=None) -> Tree | None:
     """The tree of bodies [(G, W, h)] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
     h: 6 bias wrench, each body in its own components; transport(k, parent):
-    the 6 x 6 X with (ω; v)_k = X (ω; v)_parent for a rigid connection."""
+    the 6 x 6 X with (ω; v)_k = X (ω; v)_parent for a rigid connection; numeric: see
+    _vanishes."""
     nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
           for G, _, _ in bodies]
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
@@ -122,7 +128,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport) -> Tree | None:
             for j in nz[pk]:
                 carried = Xf * sm.Matrix([Gp[i][j] for i in range(6)])
                 check += [G[i][j] - carried[i] for i in range(6)]
-            if not _vanishes(check):
+            if not _vanishes(check, numeric):
                 return None
             X = [[Xf[i, c] for c in rows[pk]] for i in rows[k]]
         index[k] = len(nodes)
@@ -142,7 +148,7 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
     inertia stays constant; None if a mass centre has no velocity or
     position the kinematics can reach, or if the bodies form no tree.
     motions: the formulation's codegen.formulation.Motions."""
-    from .formulation import _add, _cross, _matvec, components, is_rigid
+    from .formulation import _add, _cross, _matvec, is_rigid
     kin, N = motions.kin, motions.N
     p = len(kin.speeds)
     data, places = [], []
@@ -174,9 +180,8 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
     def transport(k, parent):
         """X with (ω; v) of body k = X (ω; v) of its parent, each in its own frame."""
         (Pk, Xk), (Pp, Xp) = places[k], places[parent]
-        R = sm.Matrix(3, 3, [kin.to_plain(c, f"the orientation of {Xk}") for c in Xk.dcm(Xp)])
-        rx, ry, rz = [kin.to_plain(c, f"the position of {Pk}")
-                      for c in components(Pk.pos_from(Pp), Xp)]
+        R = motions.rotation(Xk, Xp)
+        rx, ry, rz = motions.components(Pk.pos_from(Pp), Xp)
         cross = sm.Matrix([[0, -rz, ry], [rz, 0, -rx], [-ry, rx, 0]])
         T = sm.zeros(6, 6)
         T[:3, :3] = R
@@ -185,7 +190,7 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
         return T
 
     try:
-        return tree_of(data, Q, p, transport)
+        return tree_of(data, Q, p, transport, motions.numeric)
     except ValueError:
         return None
 
