@@ -243,7 +243,7 @@ class GibbsAppellMethod(KanesMethod):
             self._aux_eq = fr_aux + frstar_aux
             fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
         self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar,
-                            items=ga.intermediates)
+                            items=ga.intermediates, loads=checked_loads)
         self._bodylist, self._forcelist = bodies, loads
         self._fr = self._frstar = None
         self._S = self._codegen = None
@@ -512,15 +512,18 @@ class GibbsAppellMethod(KanesMethod):
 
     def _tree_plain(self, recursive=None):
         """The bodies as a tree for the O(n) solve (codegen.recursive), or None.
-        recursive: None for particles only, True for rigid bodies too, False never."""
+        recursive: True or False, always or never; None: for particles, and for rigid
+        bodies when the recursion's program is the smaller (Tree.if_smaller)."""
         from .recursive import tree_of_bodies
         f = self._need_formed()
-        rigid = any(b for b in f['ga'].terms if b['w'] is not None)
         if self._runtime is not None or self._nh is not None or self._kin.uas \
-                or recursive is False or (rigid and not recursive):
+                or recursive is False:
             return None
-        return tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'),
-                              list(f['ga'].Q))
+        tree = tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'), f['loads'])
+        rigid = any(b for b in f['ga'].terms if b['w'] is not None)
+        if tree is not None and rigid and recursive is None:
+            tree.if_smaller = True
+        return tree
 
     # -- the run-time constraints -------------------------------------------------------
     @property

@@ -14,7 +14,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 __all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
-           "n_pendulum_on_cart", "spatial_chain", "chaplygin_sleigh",
+           "n_pendulum_on_cart", "spatial_chain", "humanoid", "HUMANOID_LIMBS", "chaplygin_sleigh",
            "offset_pendulum", "four_bar", "slider_crank", "spring_damper", "stiff_pendulum",
            "whipple_bicycle", "EXAMPLES"]
 
@@ -306,6 +306,77 @@ def spatial_chain(n=3, speeds='body'):
     return Model(name, N, q, u, kd, bodies, loads, constants=consts, specifieds=specs,
                  potential_energy=V, doc=spatial_chain.__doc__, parameter_values=values,
                  initial_state=[0.2, -0.1, 0.3] * n + [0.5, 0.2, -0.3] * n)
+
+
+#: the humanoid's limbs: (name, attachment on the fixed torso, its three bodies as
+#: (name, joint)); a joint is 'xyz' (three body-fixed angles, as a hip or a shoulder
+#: has) or the parent axis 'x' or 'y' of a one-speed hinge (knee, ankle, elbow, wrist)
+HUMANOID_LIMBS = (
+    ("lleg", (0.0, 0.1, 0.0), (("thigh", "xyz"), ("shank", "y"), ("foot", "y"))),
+    ("rleg", (0.0, -0.1, 0.0), (("thigh", "xyz"), ("shank", "y"), ("foot", "y"))),
+    ("larm", (0.0, 0.2, 0.5), (("upper", "xyz"), ("fore", "y"), ("hand", "x"))),
+    ("rarm", (0.0, -0.2, 0.5), (("upper", "xyz"), ("fore", "y"), ("hand", "x"))),
+)
+
+
+def humanoid():
+    """A humanoid of 12 rigid bodies and 20 speeds on a fixed torso.
+
+    Two legs (thigh, shank, foot) and two arms (upper arm, forearm, hand)
+    hang from the torso (HUMANOID_LIMBS): 3-speed hips and shoulders
+    (body-fixed X-Y-Z angles), one-speed knees, ankles, elbows and wrists.
+    Each body has a full inertia about its mass centre, which is offset by
+    (a, b, c) from its joint in its own frame; the next joint is at twice
+    that offset. u = q' (the joint rates). Each hinge carries a specified
+    torque T between the body and its parent; gravity along -N.z.
+    """
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    g = sm.symbols('g')
+    q, u, kd, bodies, loads, consts, specs = [], [], [], [], [], [g], []
+    V = sm.S.Zero
+    for limb, at, segments in HUMANOID_LIMBS:
+        parent = N
+        joint = O.locatenew(f'{limb}_J0', at[0] * N.x + at[1] * N.y + at[2] * N.z)
+        joint.set_vel(N, 0)
+        for name, kind in segments:
+            tag = f'{limb}_{name}'
+            if kind == 'xyz':
+                qi = list(me.dynamicsymbols(f'{tag}_q1:4'))
+                ui = list(me.dynamicsymbols(f'{tag}_u1:4'))
+                B = parent.orientnew(tag, 'Body', qi, 'XYZ')
+            else:
+                qi, ui = [me.dynamicsymbols(f'{tag}_q')], [me.dynamicsymbols(f'{tag}_u')]
+                axis = parent.x if kind == 'x' else parent.y
+                B = parent.orientnew(tag, 'Axis', (qi[0], axis))
+                T = me.dynamicsymbols(f'{tag}_T')
+                specs.append(T)
+                loads += [(B, T * axis)] + ([(parent, -T * axis)] if parent is not N else [])
+            kd += [uk - qk.diff() for qk, uk in zip(qi, ui)]
+            m, a, b, c = sm.symbols(f'{tag}_m {tag}_a {tag}_b {tag}_c')
+            inertia = sm.symbols(f'{tag}_Ixx {tag}_Iyy {tag}_Izz {tag}_Ixy {tag}_Iyz {tag}_Izx')
+            C = joint.locatenew(f'{tag}_C', a * B.x + b * B.y + c * B.z)
+            C.v2pt_theory(joint, N, B)
+            bodies.append(me.RigidBody(tag, C, B, m, (me.inertia(B, *inertia), C)))
+            loads.append((C, -m * g * N.z))
+            V += m * g * C.pos_from(O).dot(N.z)
+            nxt = C.locatenew(f'{tag}_J', a * B.x + b * B.y + c * B.z)
+            nxt.v2pt_theory(joint, N, B)
+            consts += [m, a, b, c, *inertia]
+            q += qi
+            u += ui
+            parent, joint = B, nxt
+    values = {}
+    for k, s in enumerate(consts[1:]):
+        name = str(s).rsplit('_', 1)[1]
+        values[str(s)] = {'m': 1.0 + 0.1 * (k % 3), 'a': 0.02, 'b': -0.01, 'c': -0.2,
+                          'Ixx': 0.05, 'Iyy': 0.06, 'Izz': 0.02,
+                          'Ixy': 0.002, 'Iyz': -0.001, 'Izx': 0.003}[name]
+    values['g'] = 9.81
+    return Model('humanoid', N, q, u, kd, bodies, loads, constants=consts, specifieds=specs,
+                 potential_energy=V, doc=humanoid.__doc__, parameter_values=values,
+                 initial_state=[0.1] * len(q) + [0.0] * len(u))
 
 
 def offset_pendulum():
@@ -699,6 +770,7 @@ EXAMPLES = {
     'rolling_disk_contact': rolling_disk_contact,
     'pendulum': n_pendulum_on_cart,
     'chain': spatial_chain,
+    'humanoid': humanoid,
     'offset_pendulum': offset_pendulum,
     'chaplygin_sleigh': chaplygin_sleigh,
     'four_bar': four_bar,

@@ -242,7 +242,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
     - "velocity" (any run-time constraints): A and B of A u = B;
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
-      the articulated-body recursion (see recursive.py); otherwise
+      the articulated-body recursion (see recursive.py); for rigid bodies under
+      recursive=None only when its program has fewer operations than the eval
+      program and the dense solve together (measured, the two cross at about
+      9 speeds on spatial_chain); otherwise
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
@@ -264,16 +267,19 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
             programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
         programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
     programs["eval"] = make_program(eom, groups)
-    tree = None
+    tree = solve = None
     if eom.tree is not None and c is None:
         from .recursive import tree_program
         tree = tree_program(eom)
+    if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
+        solve = ldl_program(mass, nu, unrolled_limit)
+        if tree is not None and solve is not None and \
+                tree.operation_count >= programs["eval"].operation_count + solve.operation_count:
+            tree = None          # rigid bodies: the recursion only where it is the less work
     if tree is not None:
         programs["tree"] = tree
-    elif eom.symmetric and c is None:
-        solve = ldl_program(mass, nu, unrolled_limit)
-        if solve is not None:
-            programs["solve"] = solve
+    elif solve is not None:
+        programs["solve"] = solve
     if jacobian is not False and c is None:
         from .jacobian import AUTO_LIMIT, jacobian_program
         program = jacobian_program(eom, None if jacobian else AUTO_LIMIT)

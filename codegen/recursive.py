@@ -61,6 +61,8 @@ class TreeNode:
 class Tree:
     nodes: list         # parents before children
     Q: list             # generalized active forces, one per speed
+    # only if its program is smaller than the dense solve's (codegen.kernel.build_programs)
+    if_smaller: bool = False
 
 
 def _vanishes(exprs, numeric=None) -> bool:
@@ -139,7 +141,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=None) -> Tre
     return Tree(nodes=nodes, Q=list(Q))
 
 
-def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
+def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
     """The bodies of a formed model as a tree, or None.
 
     Each body's partial velocities, spatial inertia and inertial bias
@@ -147,8 +149,11 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
     frame (a particle: the Newtonian frame), so that a rigid body's
     inertia stays constant; None if a mass centre has no velocity or
     position the kinematics can reach, or if the bodies form no tree.
+    A load on a body's mass centre or frame (gravity, a joint's torque pair)
+    is taken off the body's bias wrench, so that it costs O(1) and not a
+    dot product with every partial velocity; the other loads make Q.
     motions: the formulation's codegen.formulation.Motions."""
-    from .formulation import _add, _cross, _matvec, is_rigid
+    from .formulation import _add, _cross, _generalized_forces, _matvec, is_rigid
     kin, N = motions.kin, motions.N
     p = len(kin.speeds)
     data, places = [], []
@@ -174,6 +179,7 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
                 h[:3] = _add(_matvec(I, w.rate0), _cross(w.value, _matvec(I, w.value)))
             data.append((G, W, h))
             places.append((P, X))
+        Q = _generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
     except ValueError:          # a mass centre the kinematics cannot reach
         return None
 
@@ -193,6 +199,27 @@ def tree_of_bodies(motions, bodies: list, Q: list) -> Tree | None:
         return tree_of(data, Q, p, transport, motions.numeric)
     except ValueError:
         return None
+
+
+def _applied(motions, bodies, places, data, loads) -> list:
+    """Subtract the loads on a body's mass centre or frame from its bias wrench (data's h,
+    in place); returns the other loads."""
+    centres, frames = {}, {}
+    for k, body in enumerate(bodies):
+        centres.setdefault(body.masscenter, k)
+        if places[k][1] == body.frame:
+            frames.setdefault(body.frame, k)
+    rest = []
+    for where, vec in loads:
+        k = centres.get(where) if where in centres else frames.get(where)
+        if k is None:
+            rest.append((where, vec))
+            continue
+        X, h = places[k][1], data[k][2]
+        rows = range(3, 6) if where in centres else range(3)
+        for i, c in zip(rows, motions.components(vec, X)):
+            h[i] -= c
+    return rest
 
 
 class _Definitions:
@@ -294,10 +321,19 @@ def _inward(nodes, S, X, W, h, Q, define):
                       for i in range(m) for c in range(i, m)}
                 It = Ik - sm.Matrix(m, m, lambda i, c: sm.Mul(uu[min(i, c), max(i, c)], e,
                                                               evaluate=False))
+                Iacc[nd.parent] += X[k].T * It * X[k]
             else:
-                It = Ik - U * Y[k]
+                # named in stages: inline, each entry of Xᵀ Ĩ X would repeat Ĩ's
+                UY = U * Y[k]
+                t = {(i, c): define(f"It{k}_{i}_{c}", Ik[i, c] - UY[i, c])
+                     for i in range(m) for c in range(i, m)}
+                It = sm.Matrix(m, m, lambda i, c: t[min(i, c), max(i, c)])
+                ItX = It * X[k]
+                ItX = sm.Matrix(ItX.rows, ItX.cols,
+                                [define(f"ItX{k}_{i}_{c}", ItX[i, c])
+                                 for i in range(ItX.rows) for c in range(ItX.cols)])
+                Iacc[nd.parent] += X[k].T * ItX
             pt = pk + U * z[k]
-            Iacc[nd.parent] += X[k].T * It * X[k]
             pacc[nd.parent] += X[k].T * pt
     return z, Y, D
 
@@ -308,6 +344,8 @@ def _outward(nodes, S, X, z, Y, nspeeds, define):
     A, ud = [None] * len(nodes), [None] * nspeeds
     for k, nd in enumerate(nodes):
         XA = X[k] * A[nd.parent] if nd.parent >= 0 else sm.zeros(len(nd.rows), 1)
+        if len(nd.speeds) > 1:     # used by every speed's u' and by A: named once
+            XA = sm.Matrix([define(f"XA{k}_{i}", v) for i, v in enumerate(XA)])
         acc = z[k] - Y[k] * XA
         for a, j in enumerate(nd.speeds):
             ud[j] = define(f"ud{j}", acc[a])

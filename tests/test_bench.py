@@ -58,13 +58,14 @@ def test_stiff_benchmark_runs_every_solver():
             assert row[name]["error"] < 1e-4, (row["model"], name, row[name])
 
 
-def test_spatial_chain_equals_pinocchio_before_it_is_timed():
-    """The 3-D chain built for Pinocchio (three revolute joints per body, the torque pair
-    as joint torques) has our accelerations to 1e-8, or the benchmark reports it untimed."""
+def test_spatial_trees_equal_pinocchio_before_they_are_timed():
+    """The 3-D chain and the humanoid built for Pinocchio (three revolute joints per
+    3-speed joint, the torques as joint torques) have our accelerations to 1e-8, or the
+    benchmark reports them untimed."""
     pytest = __import__("pytest")
     pytest.importorskip("pinocchio")
     from codegen.bench.spatial import measure
-    for n in (1, 2):
-        r = measure(n, cap=300)
+    for spec in ("chain:1", "chain:2", "humanoid"):
+        r = measure(spec, cap=300)
         assert isinstance(r["pinocchio"], float), r
         assert r["ours"] > 0 and r["generate"] > 0

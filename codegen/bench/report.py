@@ -41,7 +41,8 @@ SECTIONS = [
      ["codegen.bench.constraints"]),
     ("3-D chains of rigid bodies", "spatial_chain(n) against pinocchio.aba on the equal "
      "chain of revolute joints (accelerations checked first).",
-     ["codegen.bench.spatial", "--n", "2", "4", "--cap", "600"]),
+     ["codegen.bench.spatial", "--models", "chain:2", "chain:4", "chain:8", "chain:12",
+      "humanoid", "--cap", "600", "--kane-cap", "120"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
      ["codegen.bench.jacobian", "--n", "1", "4", "12", "20"]),
