@@ -204,10 +204,11 @@ def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
 def _applied(motions, bodies, places, data, loads) -> list:
     """Subtract the loads on a body's mass centre or frame from its bias wrench (data's h,
     in place); returns the other loads."""
+    from .formulation import is_rigid
     centres, frames = {}, {}
     for k, body in enumerate(bodies):
         centres.setdefault(body.masscenter, k)
-        if places[k][1] == body.frame:
+        if is_rigid(body) and places[k][1] == body.frame:
             frames.setdefault(body.frame, k)
     rest = []
     for where, vec in loads:

@@ -6,6 +6,7 @@ import sympy.physics.mechanics as me
 
 from codegen import DynamicsError, GibbsAppellMethod, equations_of, generate
 from codegen import examples as ex
+from codegen.kernel import build_programs
 from codegen.recursive import tree_of
 
 
@@ -18,9 +19,16 @@ def test_which_models_are_trees():
     assert [(nd.speeds, nd.parent) for nd in t.nodes] == [([0], -1), ([1], 0), ([2], 1), ([3], 2),
                                                           ([4], 3)]
     assert t.nodes[0].rows == [3] and all(nd.rows == [3, 4] for nd in t.nodes[1:])   # planar
-    # rigid bodies: only on request (recursive=True); spherical joints: three speeds per
+    # rigid bodies: by default only where the recursion's program is the smaller
+    # (if_smaller; always with recursive=True); spherical joints: three speeds per
     # body, all six spatial rows
-    assert tree(ex.spatial_chain(2)) is None
+    assert tree(ex.spatial_chain(2)).if_smaller
+    assert not equations_of(GibbsAppellMethod(**ex.spatial_chain(2).kwargs),
+                            recursive=True).tree.if_smaller
+    eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(2).kwargs))
+    assert "tree" not in build_programs(eom, jacobian=False)          # 6 speeds: dense
+    eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(4, speeds='rates').kwargs))
+    assert "tree" in build_programs(eom, jacobian=False)              # 12 speeds: recursion
     t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs), recursive=True).tree
     assert [(nd.speeds, nd.parent, len(nd.rows)) for nd in t.nodes] == [
         ([0, 1, 2], -1, 6), ([3, 4, 5], 0, 6), ([6, 7, 8], 1, 6)]
