@@ -39,8 +39,9 @@ SECTIONS = [
     ("Run-time constraints", "The SVD elimination in C against the augmented "
      "Lagrange-multiplier system in NumPy.",
      ["codegen.bench.constraints"]),
-    ("3-D chains of rigid bodies", "spatial_chain(n) against pinocchio.aba on the equal "
-     "chain of revolute joints (accelerations checked first).",
+    ("3-D rigid-body trees", "spatial_chain(n) and the humanoid against pinocchio.aba on "
+     "the equal model of revolute joints (accelerations checked first), and KanesMethod's "
+     "forming time under a cap.",
      ["codegen.bench.spatial", "--models", "chain:2", "chain:4", "chain:8", "chain:12",
       "humanoid", "--cap", "600", "--kane-cap", "120"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
