@@ -34,7 +34,7 @@ from sympy.physics.vector import dynamicsymbols
 from .kinematics import (Kinematics, as_list, linear_coefficients, linear_solver, memo_xreplace,
                          numeric_probe)
 
-__all__ = ["Intermediate", "DependentSpeeds", "dependent_speeds", "runtime_constraints",
+__all__ = ["Intermediate", "define", "DependentSpeeds", "dependent_speeds", "runtime_constraints",
            "resolve", "project"]
 
 t = dynamicsymbols._t
@@ -46,6 +46,17 @@ class Intermediate:
     symbol: sm.Symbol
     expr: sm.Expr
     name: str
+
+
+def define(intermediates: list, name: str, expr):
+    """expr itself if a number or a symbol, else the symbol of a new intermediate named
+    name, defined by expr and appended to intermediates."""
+    expr = sm.sympify(expr)
+    if expr.is_number or expr.is_Symbol:
+        return expr
+    s = sm.Dummy(name)
+    intermediates.append(Intermediate(s, expr, name))
+    return s
 
 
 def resolve(exprs, intermediates: list):

@@ -37,7 +37,7 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector
 
-from .kinematics import Kinematics, numeric_probe
+from .kinematics import Kinematics, generic_values, numeric_probe
 
 __all__ = ["GibbsAppell", "form", "is_rigid", "check_bodies", "check_loads", "components",
            "pythagoras"]
@@ -193,7 +193,9 @@ class Motions:
         return sm.Matrix(3, 3, [self.kin.to_plain(c, f"the orientation of {X}")
                                 for c in X.dcm(Y)])
 
-    numeric = None      # numeric values of expressions over intermediates (there are none)
+    def numeric(self, exprs, point: int) -> list:
+        """exprs at generic point 0 or 1 (there are no intermediates to evaluate first)."""
+        return generic_values(exprs, point)
 
     def load_frame(self, where, vec) -> ReferenceFrame:
         """The frame a load's motion and vector are taken in: the body's, for a load on

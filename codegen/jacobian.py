@@ -25,7 +25,7 @@ import dataclasses
 
 import sympy as sm
 
-from .constraints import Intermediate
+from .constraints import Intermediate, define
 from .forward import forward
 from .kernel import Program, make_program
 
@@ -40,14 +40,6 @@ class _Tangents:
         self.defs = []                 # Intermediate: the gradients' entries
         self._memo = {}
 
-    def _place(self, expr):
-        """expr itself if trivial, else a new symbol defined by it."""
-        if expr.is_number or expr.is_Symbol:
-            return expr
-        name = f"jd{len(self.defs)}"
-        s = sm.Dummy(name)
-        self.defs.append(Intermediate(s, expr, name))
-        return s
 
     def of(self, expr) -> dict:
         """The gradient of expr (direction -> expression)."""
@@ -55,7 +47,8 @@ class _Tangents:
 
     def define(self, symbol, expr) -> None:
         """A temporary: its gradient, each entry a symbol of its own."""
-        self.grad[symbol] = {k: self._place(e) for k, e in self.of(expr).items()}
+        self.grad[symbol] = {k: define(self.defs, f"jd{len(self.defs)}", e)
+                             for k, e in self.of(expr).items()}
 
 
 #: the default (jacobian=None) builds the Jacobian while its derivative program stays

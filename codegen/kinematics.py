@@ -24,7 +24,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
-__all__ = ["Kinematics", "as_list", "memo_xreplace", "numeric_probe", "linear_solver",
+__all__ = ["Kinematics", "as_list", "memo_xreplace", "numeric_probe", "generic_values", "linear_solver",
            "linear_coefficients"]
 
 t = dynamicsymbols._t
@@ -92,6 +92,12 @@ def numeric_probe(*exprs, point: int = 0) -> dict:
         atoms |= e.free_symbols | set(e.atoms(AppliedUndef))
     return {s: sm.Float(0.3 + 0.0713 * k + 0.113 * point)
             for k, s in enumerate(sorted(atoms, key=str))}
+
+
+def generic_values(exprs, point: int = 0) -> list:
+    """exprs at numeric_probe's generic point (SymPy numbers)."""
+    vals = numeric_probe(*exprs, point=point)
+    return [e.xreplace(vals).evalf() for e in exprs]
 
 
 def _singular_columns(K: sm.Matrix) -> list:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import sympy as sm
 
 from .kernel import Program, live_temporaries, make_program
-from .kinematics import numeric_probe
+from .kinematics import generic_values
 from .solve import ldl_factor, ldl_solve
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "tree_program"]
@@ -65,26 +65,21 @@ class Tree:
     if_smaller: bool = False
 
 
-def _vanishes(exprs, numeric=None) -> bool:
+def _vanishes(exprs, numeric) -> bool:
     """All of exprs are zero at two generic points (1e-9). numeric(exprs, point): their
-    values there, for expressions over intermediates (codegen.relative)."""
+    values there (Motions.numeric: over intermediates too, codegen.relative)."""
     exprs = [sm.sympify(e) for e in exprs if e != 0]
     if not exprs:
         return True
     for k in range(2):
-        if numeric is not None:
-            values = numeric(exprs, k)
-        else:
-            vals = numeric_probe(*exprs, point=k)
-            values = [e.xreplace(vals).evalf() for e in exprs]
-        for v in values:
+        for v in numeric(exprs, k):
             v = sm.sympify(v)
             if not v.is_number or abs(complex(v)) > 1e-9:
                 return False
     return True
 
 
-def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=None) -> Tree | None:
+def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values) -> Tree | None:
     """The tree of bodies [(G, W, h)] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,

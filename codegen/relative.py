@@ -42,7 +42,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import Point, ReferenceFrame
 
-from .constraints import Intermediate
+from .constraints import define
 from .formulation import Motion, Motions, _add, _cross, _dot
 from .kinematics import dag_atoms, memo_xreplace
 
@@ -104,22 +104,13 @@ class RelativeMotions(Motions):
         self._parent = _frame_tree(N)
         self._frame_index, self._rot_N, self._omega = {N: 0}, {N: None}, {}
         self._rot_pair = {}
-        self._point_parent = None
+        self._point_parent = {}      # point -> parent in the position tree (None: at rest)
         self._point_index, self._vel = {}, {}
         self._probe = [_Probe(kin, seed) for seed in (1, 2)]
 
     # -- intermediates ------------------------------------------------------------
-    def define(self, name, expr):
-        """expr itself if a number or a symbol, else an intermediate named name."""
-        expr = sm.sympify(expr)
-        if expr.is_number or expr.is_Symbol:
-            return expr
-        s = sm.Dummy(name, real=True)
-        self.items.append(Intermediate(s, expr, name))
-        return s
-
     def _vec(self, name, values):
-        return [self.define(f"{name}_{i}", v) for i, v in enumerate(values)]
+        return [define(self.items, f"{name}_{i}", v) for i, v in enumerate(values)]
 
     def plain(self, expr, what, inputs=False):
         """expr on plain symbols; anything SymPy's velocities might still allow (a
@@ -147,8 +138,8 @@ class RelativeMotions(Motions):
             k, P = self._index(F), self._parent[F]
             R = self._dcm(F, P)
             C = R if P == self.N else _matmul(R, self.rot_from_N(P))
-            self._rot_N[F] = [[self.define(f"C{k}_{i}{j}", C[i][j]) for j in range(3)]
-                              for i in range(3)]
+            self._rot_N[F] = [[define(self.items, f"C{k}_{i}{j}", C[i][j])
+                               for j in range(3)] for i in range(3)]
         return self._rot_N[F]
 
     def rot(self, X, Y):
@@ -172,8 +163,8 @@ class RelativeMotions(Motions):
         if key not in self._rot_pair:
             a, b = self._index(X), self._index(Y)
             T = _matmul(CX, _transpose(CY))
-            self._rot_pair[key] = [[self.define(f"T{a}_{b}_{i}{j}", T[i][j]) for j in range(3)]
-                                   for i in range(3)]
+            self._rot_pair[key] = [[define(self.items, f"T{a}_{b}_{i}{j}", T[i][j])
+                                    for j in range(3)] for i in range(3)]
         return self._rot_pair[key]
 
     def turn(self, X, Y, v):
@@ -226,8 +217,6 @@ class RelativeMotions(Motions):
     # -- points -------------------------------------------------------------------
     def _point_tree(self, P):
         """{point: parent} breadth first over positions from the points at rest in N."""
-        if self._point_parent is None:
-            self._point_parent = {}
         if P in self._point_parent:
             return self._point_parent
         seen, queue = {P}, deque([P])
@@ -326,9 +315,9 @@ class RelativeMotions(Motions):
             theirs = [0.0, 0.0, 0.0]
             for comps, G in vec.args:
                 C = X.dcm(G) if G != X else sm.eye(3)
-                c = [probe.timed(e) for e in comps]
+                c = [probe.number(e) for e in comps]
                 for i in range(3):
-                    theirs[i] += sum(probe.timed(C[i, j]) * c[j] for j in range(3))
+                    theirs[i] += sum(probe.number(C[i, j]) * c[j] for j in range(3))
             scale = 1.0 + max(abs(v) for v in theirs)
             if any(abs(a - b) > 1e-9 * scale for a, b in zip(mine, theirs)):
                 raise NotRelative(f"{what} is not the derivative of its position "
@@ -372,12 +361,10 @@ class _Probe:
             self._fill(item.expr)
             self.memo[item.symbol] = memo_xreplace(item.expr, self.memo)
             self.done += 1
-        return self._number(expr)
+        return self.number(expr)
 
-    def timed(self, expr) -> float:
-        return self._number(expr)
-
-    def _number(self, expr):
+    def number(self, expr) -> float:
+        """expr (plain or in SymPy's functions of time) at this point."""
         expr = sm.sympify(expr)
         out = memo_xreplace(expr, self.memo)
         if not out.is_number:

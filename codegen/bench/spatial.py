@@ -111,6 +111,24 @@ def joint_torques(q, T):
     return tau
 
 
+def _add_body(pin, pm, parent: int, place, kind: str, name: str, value) -> tuple:
+    """One body on revolute joints about the parent's axes in kind ('xyz': three, massless
+    links between them), its inertia on the last; value(k) its m, a, b, c (mass-centre
+    offset from the joint) and Ixx ... Izx. Returns (the last joint, the offset)."""
+    revolute = {"x": pin.JointModelRX, "y": pin.JointModelRY, "z": pin.JointModelRZ}
+    for axis in kind:
+        parent = pm.addJoint(parent, revolute[axis](), place, f"{name}_{axis}")
+        place = pin.SE3.Identity()
+        if axis != kind[-1]:
+            pm.appendBodyToJoint(parent, pin.Inertia.Zero(), pin.SE3.Identity())
+    I = np.array([[value("Ixx"), value("Ixy"), value("Izx")],
+                  [value("Ixy"), value("Iyy"), value("Iyz")],
+                  [value("Izx"), value("Iyz"), value("Izz")]])
+    offset = np.array([value("a"), value("b"), value("c")])
+    pm.appendBodyToJoint(parent, pin.Inertia(value("m"), offset, I), pin.SE3.Identity())
+    return parent, offset
+
+
 def pinocchio_chain(n: int, vals: dict):
     """The chain for Pinocchio: per body three revolute joints X, Y, Z at the body's
     joint point (massless links between), the body's inertia on the last."""
@@ -119,18 +137,9 @@ def pinocchio_chain(n: int, vals: dict):
     pm.gravity.linear = np.array([0.0, 0.0, -vals["g"]])
     parent, place = 0, pin.SE3.Identity()
     for i in range(1, n + 1):
-        a, b, c = (vals[f"{k}{i}"] for k in "abc")
-        for axis, joint in (("x", pin.JointModelRX()), ("y", pin.JointModelRY()),
-                            ("z", pin.JointModelRZ())):
-            parent = pm.addJoint(parent, joint, place, f"j{i}{axis}")
-            if axis != "z":
-                pm.appendBodyToJoint(parent, pin.Inertia.Zero(), pin.SE3.Identity())
-            place = pin.SE3.Identity()
-        I = np.array([[vals[f"I{i}xx"], vals[f"I{i}xy"], vals[f"I{i}zx"]],
-                      [vals[f"I{i}xy"], vals[f"I{i}yy"], vals[f"I{i}yz"]],
-                      [vals[f"I{i}zx"], vals[f"I{i}yz"], vals[f"I{i}zz"]]])
-        pm.appendBodyToJoint(parent, pin.Inertia(vals[f"m{i}"], np.array([a, b, c]), I),
-                             pin.SE3.Identity())
+        parent, (a, b, c) = _add_body(
+            pin, pm, parent, place, "xyz", f"j{i}",
+            lambda k: vals[f"I{i}{k[1:]}" if k[0] == "I" else f"{k}{i}"])
         place = pin.SE3(np.eye(3), np.array([3 * a, b, c]))    # the next joint: C + 2a x
     return pin, pm, pm.createData()
 
@@ -144,26 +153,16 @@ def pinocchio_humanoid(vals: dict):
     from codegen.examples import HUMANOID_LIMBS
     pm = pin.Model()
     pm.gravity.linear = np.array([0.0, 0.0, -vals["g"]])
-    revolute = {"x": pin.JointModelRX, "y": pin.JointModelRY, "z": pin.JointModelRZ}
     hinges = []
     for limb, at, segments in HUMANOID_LIMBS:
         parent, place = 0, pin.SE3(np.eye(3), np.array(at, dtype=float))
         for name, kind in segments:
             tag = f"{limb}_{name}"
-            for axis in (kind if kind == "xyz" else kind):
-                parent = pm.addJoint(parent, revolute[axis](), place, f"{tag}_{axis}")
-                place = pin.SE3.Identity()
-                if kind == "xyz" and axis != "z":
-                    pm.appendBodyToJoint(parent, pin.Inertia.Zero(), pin.SE3.Identity())
+            parent, offset = _add_body(pin, pm, parent, place, kind, tag,
+                                       lambda k: vals[f"{tag}_{k}"])
             if kind != "xyz":
                 hinges.append(pm.joints[parent].idx_v)
-            v = {k: vals[f"{tag}_{k}"] for k in ("m", "a", "b", "c", "Ixx", "Iyy", "Izz",
-                                                  "Ixy", "Iyz", "Izx")}
-            I = np.array([[v["Ixx"], v["Ixy"], v["Izx"]], [v["Ixy"], v["Iyy"], v["Iyz"]],
-                          [v["Izx"], v["Iyz"], v["Izz"]]])
-            offset = np.array([v["a"], v["b"], v["c"]])
-            pm.appendBodyToJoint(parent, pin.Inertia(v["m"], offset, I), pin.SE3.Identity())
-            place = pin.SE3(np.eye(3), 2 * offset)
+            place = pin.SE3(np.eye(3), 2 * offset)           # the next joint: C + offset
     return pin, pm, pm.createData(), hinges
 
 
