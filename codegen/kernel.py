@@ -231,6 +231,14 @@ def _flat(matrix) -> list:
     return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
 
 
+# One operation of the recursion against one of the dense program and its solve, as
+# measured on the 3-D trees: its long dependency chains and many live temporaries
+# make each cost more (the humanoid: 0.83 times the dense operations, 1.08 times its
+# time; spatial_chain(2) and (4): 0.67 and 0.37 times the operations, 0.75 and 0.49
+# times the time).
+TREE_OPERATION_COST = 1.25
+
+
 def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
                    jacobian: bool | None = None) -> dict:
     """The programs of a model's generated functions.
@@ -243,9 +251,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
     - "velocity" (any run-time constraints): A and B of A u = B;
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
       the articulated-body recursion (see recursive.py); for rigid bodies under
-      recursive=None only when its program has fewer operations than the eval
-      program and the dense solve together (measured, the two cross at about
-      9 speeds on spatial_chain); otherwise
+      recursive=None only when its program, its operations weighted by
+      TREE_OPERATION_COST, has fewer operations than the eval program and the
+      dense solve together; otherwise
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
@@ -273,8 +281,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
         tree = tree_program(eom)
     if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
         solve = ldl_program(mass, nu, unrolled_limit)
-        if tree is not None and solve is not None and \
-                tree.operation_count >= programs["eval"].operation_count + solve.operation_count:
+        if tree is not None and solve is not None and TREE_OPERATION_COST * tree.operation_count \
+                >= programs["eval"].operation_count + solve.operation_count:
             tree = None          # rigid bodies: the recursion only where it is the less work
     if tree is not None:
         programs["tree"] = tree

@@ -38,10 +38,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
 
+from .formulation import _add, _cross
 from .kernel import Program, live_temporaries, make_program
 from .kinematics import generic_values
-from .solve import ldl_factor, ldl_solve
+from .solve import ldl_factor, ldl_solve, lu_factor, lu_solve
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "tree_program"]
 
@@ -55,6 +57,8 @@ class TreeNode:
     X: list             # len(rows) x len(parent rows): A_b = X A_parent + s u'_speeds
     W: list             # len(rows) x len(rows) spatial inertia
     h: list             # len(rows) inertial bias wrench
+    R: list = None      # X = [[R, 0], [-R r×, R]] (rows restricted): the rotation to
+    r: list = None      # this body's components and the parent-to-body offset in the parent's
 
 
 @dataclass
@@ -84,8 +88,10 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
     h: 6 bias wrench, each body in its own components; transport(k, parent):
-    the 6 x 6 X with (ω; v)_k = X (ω; v)_parent for a rigid connection; numeric: see
-    _vanishes."""
+    (R, r), the rotation from the parent's components to body k's and the offset of
+    k's reference point from the parent's in the parent's, so that (ω; v)_k =
+    X (ω; v)_parent with X = [[R, 0], [-R r×, R]] for a rigid connection; numeric:
+    see _vanishes."""
     nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
           for G, _, _ in bodies]
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
@@ -119,7 +125,10 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         if pk == -1:
             X = []
         else:
-            Xf = transport(k, pk)
+            R, r = transport(k, pk)
+            Xf = sm.zeros(6, 6)
+            Xf[:3, :3] = Xf[3:, 3:] = R
+            Xf[3:, :3] = -R * _skew(r)
             Gp = bodies[pk][0]
             check = []
             for j in nz[pk]:
@@ -132,7 +141,9 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
                               s=[[G[i][j] for j in own] for i in rows[k]], X=X,
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
-                              h=[h[i] for i in rows[k]]))
+                              h=[h[i] for i in rows[k]],
+                              R=None if pk == -1 else [list(row) for row in R.tolist()],
+                              r=None if pk == -1 else list(r)))
     return Tree(nodes=nodes, Q=list(Q))
 
 
@@ -148,7 +159,7 @@ def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
     is taken off the body's bias wrench, so that it costs O(1) and not a
     dot product with every partial velocity; the other loads make Q.
     motions: the formulation's codegen.formulation.Motions."""
-    from .formulation import _add, _cross, _generalized_forces, _matvec, is_rigid
+    from .formulation import _generalized_forces, _matvec, is_rigid
     kin, N = motions.kin, motions.N
     p = len(kin.speeds)
     data, places = [], []
@@ -177,23 +188,87 @@ def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
         Q = _generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
     except ValueError:          # a mass centre the kinematics cannot reach
         return None
+    for k, body in enumerate(bodies):
+        if is_rigid(body):
+            data[k], places[k] = _at_joint(motions, body, data[k], places[k])
 
     def transport(k, parent):
-        """X with (ω; v) of body k = X (ω; v) of its parent, each in its own frame."""
+        """(R, r): v_k = R (v_p + ω_p × r), ω_k = R ω_p, each in its own frame."""
         (Pk, Xk), (Pp, Xp) = places[k], places[parent]
-        R = motions.rotation(Xk, Xp)
-        rx, ry, rz = motions.components(Pk.pos_from(Pp), Xp)
-        cross = sm.Matrix([[0, -rz, ry], [rz, 0, -rx], [-ry, rx, 0]])
-        T = sm.zeros(6, 6)
-        T[:3, :3] = R
-        T[3:, 3:] = R
-        T[3:, :3] = -R * cross                    # v_k = R (v_p + ω_p × r)
-        return T
+        return motions.rotation(Xk, Xp), motions.components(Pk.pos_from(Pp), Xp)
 
     try:
         return tree_of(data, Q, p, transport, motions.numeric)
     except ValueError:
         return None
+
+
+def _skew(r) -> sm.Matrix:
+    """r× as a matrix: _skew(r) v = r × v."""
+    return sm.Matrix([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+
+
+def _fixed_points(body) -> list:
+    """[(O, d)]: the points joined to the mass centre C by positions fixed in the body's
+    frame (every part of each set_pos in that frame, free of coordinates), d = C - O in
+    its components; breadth first, by name, C first."""
+    B, C = body.frame, body.masscenter
+    found, queue = {C: (sm.S.Zero,) * 3}, [C]
+    for Q in queue:
+        for P in sorted(Q._pos_dict, key=lambda o: o.name):
+            r = P._pos_dict[Q]                      # P from Q
+            if P in found or any(F != B or any(sm.sympify(c).has(AppliedUndef, sm.Derivative)
+                                               for c in comps) for comps, F in r.args):
+                continue
+            rc = [sum((comps[i] for comps, _ in r.args), sm.S.Zero) for i in range(3)]
+            found[P] = tuple(a - b for a, b in zip(found[Q], rc))
+            queue.append(P)
+    return [(P, list(found[P])) for P in queue]
+
+
+def _at_joint(motions, body, datum, place):
+    """A rigid body's (G, W, h) and place moved from its mass centre C to the point O
+    fixed in it whose velocity has the fewest speeds (the joint of a revolute or
+    spherical joint: there its own speeds have no linear rows, and the transport from
+    its parent's joint is a constant offset). With d = C - O and A_C = T A_O,
+    T = [[1, 0], [-d×, 1]]:
+
+        G_O = (ω partials; v_O partials),  W_O = Tᵀ W_C T = [[I - m d×d×, m d×], [-m d×, m]],
+        h_O = Tᵀ h_C = (h_ω + d × h_v; h_v)
+
+    The velocities are checked: v_C = v_O - d × ω at two generic points (a stored velocity
+    that is not its position's derivative keeps C)."""
+    G, W, h = datum
+    X = place[1]
+    p = len(G[0])
+    best, count = None, sum(any(G[i][j] != 0 for i in range(3, 6)) for j in range(p))
+    for O, d in _fixed_points(body)[1:]:
+        try:
+            v = motions.point(O, X)
+        except ValueError:
+            continue
+        n = sum(any(c != 0 for c in v.partials[j]) for j in range(p))
+        if n < count:
+            best, count = (O, [motions.kin.to_plain(c, f"the position of {body.masscenter}")
+                               for c in d], v), n
+    if best is None:
+        return datum, place
+    O, d, v = best
+    check = []
+    for j in range(p):
+        shifted = _add(v.partials[j], [-e for e in _cross(d, [G[i][j] for i in range(3)])])
+        check += [G[3 + i][j] - shifted[i] for i in range(3)]
+    if not _vanishes(check, motions.numeric):
+        return datum, place
+    m = W[3][3]
+    dx = _skew(d)
+    top = sm.Matrix(3, 3, lambda i, c: W[i][c]) - m * dx * dx
+    G = G[:3] + [[v.partials[j][i] for j in range(p)] for i in range(3)]
+    W = [[top[i, c] for c in range(3)] + [m * dx[i, c] for c in range(3)] for i in range(3)] \
+        + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
+           for i in range(3)]
+    h = _add(h[:3], _cross(d, h[3:])) + h[3:]
+    return (G, W, h), (O, X)
 
 
 def _applied(motions, bodies, places, data, loads) -> list:
@@ -222,14 +297,20 @@ class _Definitions:
     """The program's temporaries as the recursion defines them (cg_<label> each)."""
 
     def __init__(self):
-        self.temps, self.names = [], {}
+        self.temps, self.names, self.used = [], {}, None
 
     def __call__(self, label, expr):
         expr = sm.sympify(expr)
         if expr.is_number or expr.is_Symbol:
             return expr
-        s = sm.Symbol(f"cg_{label}", real=True)
-        self.names[s] = str(s)
+        name = f"cg_{label}"
+        if self.used is None or len(self.used) != len(self.names):
+            self.used = set(self.names.values())
+        while name in self.used:        # a kinematic intermediate's name (codegen.relative)
+            name += "_"
+        s = sm.Symbol(name, real=True)
+        self.names[s] = name
+        self.used.add(name)
         self.temps.append((s, expr))
         return s
 
@@ -242,7 +323,8 @@ def _tree_inputs(eom, define):
     for k, nd in enumerate(tree.nodes):
         for name, values in (("s", [e for row in nd.s for e in row]), ("h", nd.h),
                              ("X", [e for row in nd.X for e in row]),
-                             ("W", [e for row in nd.W for e in row])):
+                             ("W", [e for row in nd.W for e in row]),
+                             ("R", [e for row in nd.R or [] for e in row]), ("r", nd.r or [])):
             for i, e in enumerate(values):
                 if not sm.sympify(e).is_number:
                     base.append(e)
@@ -269,85 +351,218 @@ def _tree_inputs(eom, define):
                    get(k, "X", [e for row in nd.X for e in row])) for k, nd in enumerate(nodes)]
     W = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
          for k, nd in enumerate(nodes)]
-    return prog, out["qd"], S, X, W, h, Q
+    T = [None if nd.R is None else
+         _Transport(sm.Matrix(3, 3, get(k, "R", [e for row in nd.R for e in row])),
+                    get(k, "r", nd.r), nd.rows, nodes[nd.parent].rows, define, k)
+         for k, nd in enumerate(nodes)]
+    return prog, out["qd"], S, X, W, h, Q, T
 
 
-def _inward(nodes, S, X, W, h, Q, define):
-    """Tips to root: each body's articulated inertia and bias, U = I s, D = sᵀ U
-    (factored), z = D⁻¹ ρ and Y = D⁻¹ Uᵀ. Returns (z, Y, D) or None if a joint has no
-    inertia by structure."""
+class _Transport:
+    """X = [[R, 0], [-R r×, R]] = diag(R, R) [[1, 0], [-r×, 1]] from a parent's rows to a
+    child's, applied as its two factors: a rotation of each 3-block, then the shift by the
+    constant offset r (fewer products than X itself, whose -R r× block is dense)."""
+
+    def __init__(self, R, r, rows, parent_rows, define, k):
+        self.R, self.rx, self.rows, self.prows = R, _skew(r), rows, parent_rows
+        self.define, self.k = define, k
+
+    def _named(self, label, M, upper=False):
+        d, k = self.define, self.k
+        vals = {(i, c): d(f"{label}{k}_{i}_{c}", M[i, c])
+                for i in range(M.rows) for c in range(M.cols) if not upper or c >= i}
+        return sm.Matrix(M.rows, M.cols, lambda i, c: vals[min(i, c), max(i, c)]
+                         if upper else vals[i, c])
+
+    def _embed(self, M):
+        full = sm.zeros(6, M.cols if M.cols == 1 else 6)
+        for a, i in enumerate(self.rows):
+            for b in range(M.cols):
+                full[i, self.rows[b] if M.cols > 1 else 0] = M[a, b]
+        return full
+
+    def congruence(self, It):
+        """Xᵀ Ĩ X on the parent's rows (Ĩ symmetric, on the child's)."""
+        R, rx, full = self.R, self.rx, self._embed(It)
+        A, B, C = (self._named(f"Tr{n}", R.T * self._named(f"Tm{n}", M * R), upper=n != "b")
+                   for n, M in (("a", full[:3, :3]), ("b", full[:3, 3:]), ("c", full[3:, 3:])))
+        E = self._named("Te", B.T - C * rx)
+        top = A - B * rx + rx * E
+        right = B + rx * C
+        out = sm.Matrix(sm.BlockMatrix([[top, right], [right.T, C]]))
+        return out.extract(self.prows, self.prows)
+
+    def transposed(self, v):
+        """Xᵀ v on the parent's rows (v on the child's)."""
+        full = self._embed(sm.Matrix(v))
+        y = self._named("Tp", sm.Matrix.vstack(self.R.T * full[:3, :], self.R.T * full[3:, :]))
+        return (sm.Matrix.vstack(y[:3, :] + self.rx * y[3:, :], y[3:, :])).extract(self.prows, [0])
+
+    def __call__(self, a):
+        """X a on the child's rows (a on the parent's)."""
+        full = sm.zeros(6, 1)
+        for i, e in zip(self.prows, a):
+            full[i] = e
+        shifted = self._named("Ts", full[3:, :] - self.rx * full[:3, :])
+        out = sm.Matrix.vstack(self.R * full[:3, :], self.R * shifted)
+        return out.extract(self.rows, [0])
+
+
+def _inward(nodes, S, X, W, h, Q, T, define):
+    """Tips to root: each body's articulated inertia Ĩ and bias p̃ passed to its parent.
+    Returns (step, D) or None if a joint has no inertia by structure: step[k](XA), the
+    outward step of body k (its u' and A from X A_parent), D the pivots (each > 0 for a
+    positive definite M)."""
     n = len(nodes)
     Iacc, pacc = list(W), [sm.Matrix(h[k]) for k in range(n)]
-    Y, z, D = [None] * n, [None] * n, [None] * len(Q)
+    step, D = [None] * n, [None] * len(Q)
     for k in reversed(range(n)):
         nd, m = nodes[k], len(nodes[k].rows)
         upper = {(i, c): define(f"I{k}_{i}_{c}", Iacc[k][i, c]) for i in range(m) for c in range(i, m)}
         Ik = sm.Matrix(m, m, lambda i, c: upper[min(i, c), max(i, c)])
         pk = sm.Matrix([define(f"p{k}_{i}", pacc[k][i]) for i in range(m)])
-        U = sm.Matrix(m, len(nd.speeds), [define(f"U{k}_{i}_{a}", v) for (i, a), v in
-                                          zip([(i, a) for i in range(m) for a in range(len(nd.speeds))],
-                                              Ik * S[k])])
         one = len(nd.speeds) == 1 and m <= 3     # planar: a few products
-        if one:
-            # d = s^T I s from I and the products s_i s_c (functions of q alone,
-            # computed early), not from U: the recursion waits on d, not on U
-            sv = list(S[k])
-            d = sm.Add(*[sm.Mul(define(f"ss{k}_{i}_{c}", (1 if i == c else 2) * sv[i] * sv[c]),
-                                Ik[i, c], evaluate=False)
-                         for i in range(m) for c in range(i, m) if sv[i] != 0 and sv[c] != 0],
-                       evaluate=False)
-            Dk = sm.Matrix([[d]])
-        else:
-            Dk = S[k].T * U
-        factors = ldl_factor({(i, c): Dk[i, c] for i in range(Dk.rows) for c in range(i + 1)},
-                             Dk.rows, define, f"{k}_")
-        if factors is None:
+        joint = None if one else _schur(k, nd, Ik, pk, S[k], Q, define)
+        if joint is None:
+            joint = _general(k, nd, Ik, pk, S[k], Q, one, define)
+        if joint is None:
             return None
-        for j, d in zip(nd.speeds, factors[1]):
+        It, pt, step[k], pivots = joint
+        for j, d in zip(nd.speeds, pivots):
             D[j] = d
-        rho = [Q[j] - v for j, v in zip(nd.speeds, S[k].T * pk)]
-        z[k] = sm.Matrix(ldl_solve(factors, rho, define, f"z{k}_y", f"z{k}_"))      # D^-1 rho
-        Y[k] = sm.Matrix.hstack(*[sm.Matrix(ldl_solve(factors, list(U.row(i)), define,
-                                                      f"Y{k}_{i}_y", f"Y{k}_{i}_"))
-                                  for i in range(m)])                                # D^-1 U^T
         if nd.parent >= 0:
-            if one:     # I - U U^T / d: U_i U_c computed while 1 / d is
-                e = factors[2][0]
-                uu = {(i, c): define(f"uu{k}_{i}_{c}", U[i, 0] * U[c, 0])
-                      for i in range(m) for c in range(i, m)}
-                It = Ik - sm.Matrix(m, m, lambda i, c: sm.Mul(uu[min(i, c), max(i, c)], e,
-                                                              evaluate=False))
+            if one:
                 Iacc[nd.parent] += X[k].T * It * X[k]
+                pacc[nd.parent] += X[k].T * pt
             else:
-                # named in stages: inline, each entry of Xᵀ Ĩ X would repeat Ĩ's
-                UY = U * Y[k]
-                t = {(i, c): define(f"It{k}_{i}_{c}", Ik[i, c] - UY[i, c])
-                     for i in range(m) for c in range(i, m)}
-                It = sm.Matrix(m, m, lambda i, c: t[min(i, c), max(i, c)])
-                ItX = It * X[k]
-                ItX = sm.Matrix(ItX.rows, ItX.cols,
-                                [define(f"ItX{k}_{i}_{c}", ItX[i, c])
-                                 for i in range(ItX.rows) for c in range(ItX.cols)])
-                Iacc[nd.parent] += X[k].T * ItX
-            pt = pk + U * z[k]
-            pacc[nd.parent] += X[k].T * pt
-    return z, Y, D
+                Iacc[nd.parent] += T[k].congruence(It)
+                pacc[nd.parent] += T[k].transposed(
+                    [define(f"pt{k}_{i}", v) for i, v in enumerate(pt)])
+    return step, D
 
 
-def _outward(nodes, S, X, z, Y, nspeeds, define):
-    """Root to tips: u'_j = z - Y X A_parent for each body's speeds, A = X A_parent + s u'."""
+def _general(k, nd, Ik, pk, s, Q, one, define):
+    """(Ĩ, p̃, step, pivots) of a joint with motion subspace s: U = I s, D = sᵀ U (L D Lᵀ),
+    Ĩ = I - U D⁻¹ Uᵀ, p̃ = p + U D⁻¹ ρ (ρ = Q - sᵀ p); u' = D⁻¹ (ρ - Uᵀ X A_parent).
+    None if D has a zero pivot by structure."""
+    m = len(nd.rows)
+    U = sm.Matrix(m, len(nd.speeds), [define(f"U{k}_{i}_{a}", v) for (i, a), v in
+                                      zip([(i, a) for i in range(m) for a in range(len(nd.speeds))],
+                                          Ik * s)])
+    if one:
+        # d = s^T I s from I and the products s_i s_c (functions of q alone,
+        # computed early), not from U: the recursion waits on d, not on U
+        sv = list(s)
+        d = sm.Add(*[sm.Mul(define(f"ss{k}_{i}_{c}", (1 if i == c else 2) * sv[i] * sv[c]),
+                            Ik[i, c], evaluate=False)
+                     for i in range(m) for c in range(i, m) if sv[i] != 0 and sv[c] != 0],
+                   evaluate=False)
+        Dk = sm.Matrix([[d]])
+    else:
+        Dk = s.T * U
+    factors = ldl_factor({(i, c): Dk[i, c] for i in range(Dk.rows) for c in range(i + 1)},
+                         Dk.rows, define, f"{k}_")
+    if factors is None:
+        return None
+    rho = [Q[j] - v for j, v in zip(nd.speeds, s.T * pk)]
+    z = sm.Matrix(ldl_solve(factors, rho, define, f"z{k}_y", f"z{k}_"))          # D^-1 rho
+    Y = sm.Matrix.hstack(*[sm.Matrix(ldl_solve(factors, list(U.row(i)), define,
+                                               f"Y{k}_{i}_y", f"Y{k}_{i}_"))
+                           for i in range(m)])                                    # D^-1 U^T
+    if one:     # I - U U^T / d: U_i U_c computed while 1 / d is
+        e = factors[2][0]
+        uu = {(i, c): define(f"uu{k}_{i}_{c}", U[i, 0] * U[c, 0])
+              for i in range(m) for c in range(i, m)}
+        It = Ik - sm.Matrix(m, m, lambda i, c: sm.Mul(uu[min(i, c), max(i, c)], e,
+                                                      evaluate=False))
+    elif nd.parent >= 0:
+        # named: inline, each entry of Xᵀ Ĩ X would repeat Ĩ's
+        UY = U * Y
+        t = {(i, c): define(f"It{k}_{i}_{c}", Ik[i, c] - UY[i, c])
+             for i in range(m) for c in range(i, m)}
+        It = sm.Matrix(m, m, lambda i, c: t[min(i, c), max(i, c)])
+    else:
+        It = None
+
+    def step(XA):
+        acc = z - Y * XA
+        ud = [define(f"ud{j}", acc[a]) for a, j in enumerate(nd.speeds)]
+        return ud, XA + s * sm.Matrix(ud)
+    return It, pk + U * z, step, factors[1]
+
+
+def _schur(k, nd, Ik, pk, s, Q, define):
+    """(Ĩ, p̃, step, pivots) of a joint whose s is square on its nonzero rows a (a
+    spherical joint or a hinge about a body axis, taken at its joint point): then
+    span(s) is those coordinate rows, and with w = s_a u' the joint's own
+    acceleration,
+
+        Ĩ = I - I[:, a] I_aa⁻¹ I[a, :]      (rows and columns a exactly zero)
+        p̃_a = s_a⁻ᵀ Q = Q_w,  p̃_l = p_l + I_la z,  z = I_aa⁻¹ (Q_w - p_a)
+        w = z - (XA)_a - I_aa⁻¹ I_al (XA)_l,  u' = s_a⁻¹ w
+
+    so that Ĩ costs the Schur complement of I_aa alone and no U = I s or D = sᵀ I s
+    is formed. The pivots: those of I_aa times the squares of s_a's (both nonzero, and
+    I_aa's positive, exactly when D = s_aᵀ I_aa s_a is positive definite). None if s is
+    not square on its rows, or s_a or I_aa has a zero pivot by structure."""
+    m, ns = len(nd.rows), len(nd.speeds)
+    a = [i for i in range(m) if any(s[i, c] != 0 for c in range(ns))]
+    if len(a) != ns:
+        return None
+    ell = [i for i in range(m) if i not in a]
+    lu = lu_factor({(i, c): s[a[i], c] for i in range(ns) for c in range(ns) if s[a[i], c] != 0},
+                   ns, define, f"{k}_s")
+    factors = ldl_factor({(i, c): Ik[a[i], a[c]] for i in range(ns) for c in range(i + 1)},
+                         ns, define, f"{k}_")
+    if lu is None or factors is None:
+        return None
+    Qw = lu_solve(lu, [Q[j] for j in nd.speeds], define, f"Qw{k}_", transposed=True)
+    z = ldl_solve(factors, [Qw[i] - pk[a[i]] for i in range(ns)], define, f"z{k}_y", f"z{k}_")
+    Yl = [ldl_solve(factors, [Ik[a[i], c] for i in range(ns)], define, f"Y{k}_{c}_y", f"Y{k}_{c}_")
+          for c in ell]                                     # I_aa⁻¹ I[a, c], one per c in ell
+    It = sm.zeros(m, m)
+    if nd.parent >= 0:
+        for x, i in enumerate(ell):
+            for y, c in enumerate(ell[x:], x):
+                It[i, c] = It[c, i] = define(f"It{k}_{i}_{c}", Ik[i, c] - sm.Add(
+                    *[Ik[i, a[t]] * Yl[y][t] for t in range(ns)]))
+    pt = sm.zeros(m, 1)
+    for t, i in enumerate(a):
+        pt[i] = Qw[t]
+    for i in ell:
+        pt[i] = pk[i] + sm.Add(*[Ik[i, a[t]] * z[t] for t in range(ns)])
+    pivots = [define(f"D{k}_{i}", d * lu[1][i, i] ** 2) for i, d in enumerate(factors[1])]
+
+    def step(XA):
+        w = [define(f"jw{k}_{t}", z[t] - XA[a[t]] - sm.Add(*[Yl[y][t] * XA[c]
+                                                             for y, c in enumerate(ell)]))
+             for t in range(ns)]
+        ud = [define(f"ud{j}", v) for j, v in zip(nd.speeds, lu_solve(lu, w, define, f"uw{k}_"))]
+        A = sm.Matrix(XA)
+        for t, i in enumerate(a):
+            A[i] += w[t]
+        return ud, A
+    return It, pt, step, pivots
+
+
+def _outward(nodes, X, T, step, nspeeds, define):
+    """Root to tips: each body's u' and A from X A_parent (step, see _inward)."""
     has_children = {nd.parent for nd in nodes}
     A, ud = [None] * len(nodes), [None] * nspeeds
     for k, nd in enumerate(nodes):
-        XA = X[k] * A[nd.parent] if nd.parent >= 0 else sm.zeros(len(nd.rows), 1)
-        if len(nd.speeds) > 1:     # used by every speed's u' and by A: named once
+        if nd.parent < 0:
+            XA = sm.zeros(len(nd.rows), 1)
+        elif len(nd.speeds) == 1 and len(nd.rows) <= 3:
+            XA = X[k] * A[nd.parent]
+        else:
+            XA = T[k](A[nd.parent])
+        if len(nd.speeds) > 1 or len(nd.rows) > 3:     # used by every u' and by A: named once
             XA = sm.Matrix([define(f"XA{k}_{i}", v) for i, v in enumerate(XA)])
-        acc = z[k] - Y[k] * XA
-        for a, j in enumerate(nd.speeds):
-            ud[j] = define(f"ud{j}", acc[a])
+        acc, Ak = step[k](XA)
+        for j, v in zip(nd.speeds, acc):
+            ud[j] = v
         if k in has_children:
-            A[k] = sm.Matrix([define(f"A{k}_{i}", v) for i, v in
-                              enumerate(XA + S[k] * sm.Matrix([ud[j] for j in nd.speeds]))])
+            A[k] = sm.Matrix([define(f"A{k}_{i}", v) for i, v in enumerate(Ak)])
     return ud
 
 
@@ -360,12 +575,12 @@ def tree_program(eom) -> Program | None:
     joint's D is zero by structure (the dense solve then reports the singular
     M at run time)."""
     define = _Definitions()
-    prog, qd, S, X, W, h, Q = _tree_inputs(eom, define)
-    passed = _inward(eom.tree.nodes, S, X, W, h, Q, define)
+    prog, qd, S, X, W, h, Q, T = _tree_inputs(eom, define)
+    passed = _inward(eom.tree.nodes, S, X, W, h, Q, T, define)
     if passed is None:
         return None
-    z, Y, D = passed
-    ud = _outward(eom.tree.nodes, S, X, z, Y, len(Q), define)
+    step, D = passed
+    ud = _outward(eom.tree.nodes, X, T, step, len(Q), define)
     outputs = [("qd", qd), ("ud", ud), ("D", D)]
     return Program(inputs=prog.inputs, names=define.names,
                    temporaries=live_temporaries(define.temps, outputs), outputs=outputs)

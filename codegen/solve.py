@@ -68,6 +68,55 @@ def ldl_factor(a: dict, n: int, define, tag: str = ""):
     return L, d, inv
 
 
+def _scaled(e, c):
+    return e if c == 1 else sm.Mul(e, c, evaluate=False)
+
+
+def lu_factor(a: dict, n: int, define, tag: str = ""):
+    """L U of a general n x n matrix {(i, j): entry} (missing: structural zero), without
+    pivoting, each quantity through define (see ldl_factor). Returns (L, U, inv): L[i, j]
+    for j < i (unit diagonal), U[i, j] for j >= i, inv[i] = 1 / U[i, i]; None if a pivot
+    is zero by structure."""
+    L, U, inv = {}, {}, []
+    for i in range(n):
+        for j in range(i, n):
+            U[i, j] = define(f"{tag}u{i}_{j}", _minus(sm.sympify(a.get((i, j), 0)),
+                                                      _terms((L[i, k], U[k, j]) for k in range(i))))
+        if U[i, i] == 0:
+            return None
+        inv.append(sm.S.One / U[i, i] if U[i, i].is_number
+                   else define(f"{tag}v{i}", sm.Pow(U[i, i], -1, evaluate=False)))
+        for r in range(i + 1, n):
+            w = _minus(a.get((r, i), sm.S.Zero), _terms((L[r, k], U[k, i]) for k in range(i)))
+            L[r, i] = define(f"{tag}m{r}_{i}", _scaled(w, inv[i])) \
+                if w != 0 else sm.S.Zero
+    return L, U, inv
+
+
+def lu_solve(factors, b: list, define, label: str, transposed: bool = False) -> list:
+    """A⁻¹ b (or A⁻ᵀ b) from lu_factor's factors of A."""
+    L, U, inv = factors
+    n = len(b)
+    if not transposed:          # L y = b, then U x = y
+        y = []
+        for i in range(n):
+            y.append(define(f"{label}y{i}", _minus(b[i], _terms((L[i, k], y[k]) for k in range(i)))))
+        x = [None] * n
+        for i in reversed(range(n)):
+            x[i] = define(f"{label}{i}", _scaled(_minus(y[i], _terms((U[i, k], x[k])
+                                                                     for k in range(i + 1, n))),
+                                                inv[i]))
+        return x
+    y = []                      # Uᵀ y = b, then Lᵀ x = y
+    for i in range(n):
+        y.append(define(f"{label}y{i}", _scaled(_minus(b[i], _terms((U[k, i], y[k])
+                                                                    for k in range(i))), inv[i])))
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = define(f"{label}{i}", _minus(y[i], _terms((L[k, i], x[k]) for k in range(i + 1, n))))
+    return x
+
+
 def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
     """(L D Lᵀ)^-1 b from ldl_factor's factors, by the two triangular solves."""
     L, _, inv = factors

@@ -25,13 +25,16 @@ def test_which_models_are_trees():
     assert tree(ex.spatial_chain(2)).if_smaller
     assert not equations_of(GibbsAppellMethod(**ex.spatial_chain(2).kwargs),
                             recursive=True).tree.if_smaller
-    eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(2).kwargs))
-    assert "tree" not in build_programs(eom, jacobian=False)          # 6 speeds: dense
-    eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(4, speeds='rates').kwargs))
-    assert "tree" in build_programs(eom, jacobian=False)              # 12 speeds: recursion
+    eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(2, speeds='rates').kwargs))
+    assert "tree" in build_programs(eom, jacobian=False)              # a chain: recursion
+    eom = equations_of(GibbsAppellMethod(**ex.humanoid().kwargs))
+    assert "tree" not in build_programs(eom, jacobian=False)          # short limbs: dense
+    # taken at their joint points (codegen.recursive._at_joint), the root, turning about
+    # a fixed point, has no linear rows, and each joint's own speeds only angular ones
     t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs), recursive=True).tree
     assert [(nd.speeds, nd.parent, len(nd.rows)) for nd in t.nodes] == [
-        ([0, 1, 2], -1, 6), ([3, 4, 5], 0, 6), ([6, 7, 8], 1, 6)]
+        ([0, 1, 2], -1, 3), ([3, 4, 5], 0, 6), ([6, 7, 8], 1, 6)]
+    assert all(e == 0 for nd in t.nodes[1:] for row in nd.s[3:] for e in row)
     # a single body (the same work either way), run-time constraints, dependent speeds
     # (their solve is part of the dense program): the dense solve
     for model in (ex.rolling_disk(), ex.chaplygin_sleigh(), ex.offset_pendulum(),
@@ -79,7 +82,7 @@ def test_structures_that_are_not_trees_fall_back():
     W, h = [[sm.S.Zero] * 6 for _ in range(6)], [sm.S.Zero] * 6
 
     def rigid(k, parent):                 # coincident points, the same frame
-        return sm.eye(6)
+        return sm.eye(3), [0, 0, 0]
     assert tree_of([(G, W, h), (G, W, h)], [0, 0], 2, rigid) is None
     # a child that does not carry its parent's partial velocities rigidly
     x = sm.Symbol("x")
@@ -97,14 +100,15 @@ def test_structures_that_are_not_trees_fall_back():
                    [0, 0, 0], 3, rigid) is None
 
 
-@pytest.mark.parametrize("name", ["massless_link", "spatial_chain"])
+@pytest.mark.parametrize("name", ["massless_link", "spatial_chain", "spatial_chain_rates"])
 def test_several_speeds_per_joint_equal_the_dense_solve(tmp_path, name):
     """Nodes owning 2 (a massless link) or 3 speeds (spherical joints, full 6 x 6
     spatial inertias) against the same model through the dense unrolled solve."""
     if name == "massless_link":
         ga = _pendulum([sm.Symbol("m1"), None, sm.Symbol("m3")])
     else:
-        ga = GibbsAppellMethod(**ex.spatial_chain(2).kwargs)
+        ga = GibbsAppellMethod(**ex.spatial_chain(2, speeds="rates" if "rates" in name
+                                                  else "body").kwargs)
     tree_mod = generate(ga, f"{name}_tree", output_dir=tmp_path, recursive=True)
     dense = generate(ga, f"{name}_dense", output_dir=tmp_path, recursive=False)
     assert tree_mod.manifest["solver"].startswith("articulated-body")
@@ -112,7 +116,7 @@ def test_several_speeds_per_joint_equal_the_dense_solve(tmp_path, name):
     for _ in range(5):
         x = rng.uniform(-1.5, 1.5, len(dense.states))
         p = rng.uniform(0.5, 2.0, len(dense.constants))
-        if name == "spatial_chain":   # a positive definite inertia about each mass centre
+        if name != "massless_link":   # a positive definite inertia about each mass centre
             for i in (1, 2):
                 for ax, v in zip("xx yy zz xy yz zx".split(), (2.0, 2.5, 3.0, 0.1, -0.2, 0.15)):
                     p[dense.constants.index(f"I{i}{ax}")] = v
