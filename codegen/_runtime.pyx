@@ -473,7 +473,7 @@ cdef class Dynamics:
     cdef tuple _run_args(self, str method, t_span, dt, t_eval, double rtol, double atol,
                          long max_steps):
         """A run's arguments checked; returns (t0, t1, t_eval), t_eval by
-        default every dt (rk4) or 101 points."""
+        default every dt (rk4, ali3p) or 101 points."""
         if method not in METHODS:
             raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
         if max_steps < 1:
@@ -489,9 +489,10 @@ cdef class Dynamics:
         if not (isfinite(t0) and isfinite(t1) and t1 > t0):
             raise ValueError(f"{self.name}: t_span must be two finite times (t0, t1) with t1 > t0, "
                              f"got {t_span!r}")
-        if method == "rk4":
+        if method in ("rk4", "ali3p"):
             if dt is None or not (0 < dt and isfinite(dt)):
-                raise ValueError(f"{self.name}: rk4 needs a positive, finite step dt, got {dt!r}")
+                raise ValueError(f"{self.name}: {method} needs a positive, finite step dt, "
+                                 f"got {dt!r}")
             if t_eval is None:
                 t_eval = np.append(np.arange(t0, t1, dt), t1)
         elif t_eval is None:
@@ -512,8 +513,11 @@ cdef class Dynamics:
         Jacobian kept while Newton converges), 'rosenbrock' (linearly implicit
         4(3), a finite-difference Jacobian every step: small models, tight
         tolerances) or 'rosw' (Rosenbrock-W ROS34PW2, order 3, one Jacobian
-        kept over up to 20 steps). t_eval: output times (default:
-        101 evenly spaced points; for rk4 every dt). r: the specified inputs, a
+        kept over up to 20 steps); for closed loops through singular positions
+        'ali3p' (fixed step dt: the index-3 augmented Lagrangian with
+        projections, positions converged to atol; holonomic constraints and
+        q' = u only). t_eval: output times (default: 101 evenly spaced points;
+        for rk4 and ali3p every dt). r: the specified inputs, a
         constant vector or a table (times, values) held piecewise constant
         (hold=True) or linearly interpolated. progress=True shows a tqdm bar if
         tqdm is installed. Ctrl-C stops at the next output point and returns the

@@ -292,7 +292,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
     if c:
         solver = "SVD null-space elimination of the constraints, then " + solver
     flags = [f for f, on in (("CG_SYMMETRIC", eom.symmetric), ("CG_TREE", tree),
-                             ("CG_UNROLLED", solve)) if on]
+                             ("CG_UNROLLED", solve),
+                             ("CG_QDOT_IS_U", list(eom.qdot) == list(eom.u))) if on]
     data = dict(
         name=name, NAME=name.upper(), version=__version__, origin=eom.origin or "a SymPy model",
         nq=eom.nq, nu=eom.nu, nc=c.nc if c else 0, nh=c.nh if c else 0,

@@ -165,7 +165,7 @@ def _start_values(eq, start_values):
 
 
 #: integrators a Co-Simulation FMU can run in fmi2DoStep: simulate's adaptive ones
-CS_METHODS = tuple(m for m in METHODS if m != "rk4")
+CS_METHODS = tuple(m for m in METHODS if m not in ("rk4", "ali3p"))
 
 
 def _platform() -> str:

@@ -1,13 +1,15 @@
 """docs/performance.md from the benchmark scripts' own output: nothing edited by hand.
 
     python -m codegen.bench.report [--out docs/performance.md] [--skip-suite]
+                                   [--only "3-D rigid-body trees" ...]
 
 Runs each benchmark below in a fresh interpreter, one after another, and
 writes its Markdown output under a heading with the command that made it
 and the date. The full suite (``python -m codegen.bench``) writes
 codegen/bench/latest/results.md; its tables are included as they are, with
 the date of that run (``--skip-suite`` keeps the last run instead of
-running it again, which takes about 8 minutes).
+running it again, which takes about 8 minutes). ``--only`` runs the named
+sections alone and keeps every other section of the existing file as it is.
 """
 from __future__ import annotations
 
@@ -47,6 +49,10 @@ SECTIONS = [
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
      ["codegen.bench.jacobian", "--n", "1", "4", "12", "20"]),
+    ("Singular positions: the IFToMM mechanisms", "The N four-bar (A02) through its flat "
+     "position and Bricard's mechanism (A04): precision reached and CPU time for 10 s, the SVD "
+     "elimination with DOPRI5 against the index-3 augmented Lagrangian (ali3p).",
+     ["codegen.bench.iftomm", "--n", "1", "5", "10"]),
     ("Sweeps on Dask", "Runs per second on a LocalCluster against simulate_batch on the same "
      "cores.",
      ["codegen.bench.sweep"]),
@@ -65,7 +71,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "docs" / "performance.md"))
     ap.add_argument("--skip-suite", action="store_true")
+    ap.add_argument("--only", nargs="+", metavar="TITLE",
+                    help="rerun these sections, keep the others from --out")
     args = ap.parse_args(argv)
+    if args.only:
+        return _update(Path(args.out), args.only)
     if not args.skip_suite:
         _run(["codegen.bench", "--out", "codegen/bench/latest"])
     suite = (ROOT / "codegen" / "bench" / "latest" / "results.md").read_text().strip()
@@ -85,13 +95,41 @@ def main(argv=None) -> int:
         suite.replace("# ", "### ", 1) if suite.startswith("# ") else suite,
     ]
     for title, what, command in SECTIONS:
-        date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        output = _run(command)
-        parts += ["", f"## {title}", "", what, "", "```", "python -m " + " ".join(command),
-                  "```", "", f"Run {date}:", "", output]
-        print(f"{title}: done", file=sys.stderr, flush=True)
+        parts += _section(title, what, command)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(parts) + "\n")
+    return 0
+
+
+def _section(title: str, what: str, command: list) -> list:
+    """A section's lines: its heading, what it shows, the command, the date and its output."""
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    output = _run(command)
+    print(f"{title}: done", file=sys.stderr, flush=True)
+    return ["", f"## {title}", "", what, "", "```", "python -m " + " ".join(command),
+            "```", "", f"Run {date}:", "", output]
+
+
+def _update(out: Path, only: list) -> int:
+    """Rerun the sections titled in only; the file's other sections stay, in SECTIONS' order."""
+    known = {title for title, _, _ in SECTIONS}
+    unknown = [t for t in only if t not in known]
+    if unknown:
+        raise SystemExit(f"no section titled {unknown}; the sections: {sorted(known)}")
+    text = out.read_text()
+    head, *chunks = text.split("\n## ")
+    kept = {c.split("\n", 1)[0]: "## " + c.rstrip("\n") for c in chunks}
+    parts = [head.rstrip("\n"), ""]
+    for title, what, command in SECTIONS:
+        if title in only:
+            parts += _section(title, what, command)[1:]
+        elif title in kept:
+            parts.append(kept[title])
+        parts.append("")
+    for title, chunk in kept.items():          # the suite's own section and any others
+        if title not in known and chunk not in parts:
+            parts.insert(2, chunk + "\n")
+    out.write_text("\n".join(parts).rstrip("\n") + "\n")
     return 0
 
 

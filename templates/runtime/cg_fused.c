@@ -20,6 +20,7 @@
 #include "cg_explicit.c"
 #include "cg_rosenbrock.c"
 #include "cg_bdf.c"
+#include "cg_ali3p.c"
 #include "cg_integrate.c"
 
 static const cg_runtime cg_fused_runtime = {

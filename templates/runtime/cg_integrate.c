@@ -62,8 +62,12 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->r_table = r_table;
     s->have_step = 0;
     for (i = 0; i < nx; i++) s->x[i] = x0[i];
-    if (method == CG_RK4 && !(dt > 0.0)) return CG_ERR_INPUT;
+    if ((method == CG_RK4 || method == CG_ALI3P) && !(dt > 0.0)) return CG_ERR_INPUT;
     if (method != CG_RK4 && !(rtol > 0.0 && atol > 0.0)) return CG_ERR_INPUT;
+    if (method == CG_ALI3P) {
+        if (!cg_ali3p_applies(CG_MODEL(m))) return CG_ERR_METHOD;
+        for (i = 0; i < nx; i++) s->ft[i] = 0.0;         /* the multipliers */
+    }
     return cg_f(s, t0, s->x, s->f);
 }
 
@@ -76,13 +80,14 @@ CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out)
     const long pause_at = s->pause > 0 ? s->steps + s->rejected + s->pause : -1;
     if (!(t_out == t_out)) return CG_ERR_INPUT;
     if (t_out < (s->have_step ? s->t_old : s->t)) return CG_ERR_INPUT;   /* forward only */
-    if (s->method == CG_RK4) {
+    if (s->method == CG_RK4 || s->method == CG_ALI3P) {         /* fixed steps */
         while (t_out - s->t > 1e-12 * (fabs(t_out) > 1.0 ? fabs(t_out) : 1.0)) {
             double h = s->dt;
             if (s->t + h > t_out) h = t_out - s->t;      /* land on t_out */
             if (s->steps >= s->max_steps) return CG_ERR_STEPS;
             if (s->steps == pause_at) return CG_PAUSED;
-            if ((code = cg_rk4_step(s, h))) return code;
+            code = s->method == CG_RK4 ? cg_rk4_step(s, h) : cg_ali3p_step(s, h);
+            if (code) return code;
         }
         for (i = 0; i < nx; i++) x_out[i] = s->x[i];
         return CG_OK;

@@ -133,6 +133,8 @@ extern const cg_tableau cg_ros4, cg_ros34pw2;
 #endif
 CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepted);
 CG_API int cg_bdf_step(cg_integrator *s, int *accepted);
+CG_API int cg_ali3p_applies(const cg_model *m);
+CG_API int cg_ali3p_step(cg_integrator *s, double h);
 CG_API void cg_bdf_dense(const cg_integrator *s, double t_out, double *x_out);
 
 #endif /* CG_INTERNAL_H */

@@ -34,7 +34,9 @@ extern "C" {
     X(CG_ERR_JACOBIAN, 7, "an implicit method's Newton matrix is singular") \
     X(CG_PAUSED, 8, "paused: the call's step budget ran out") \
     X(CG_ERR_KINEMATICS, 9, "q' is not finite: the kinematic equations are singular here") \
-    X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints, or built without one)")
+    X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints, or built without one)") \
+    X(CG_ERR_NEWTON, 11, "the positions of a step did not converge (ali3p: a locked configuration, or dt too large)") \
+    X(CG_ERR_METHOD, 12, "ali3p needs holonomic constraints only, q' = u and a symmetric M")
 
 /* X(symbol, value, name): the integration methods of cg_integrator_init */
 #define CG_METHOD_LIST(X) \
@@ -42,7 +44,8 @@ extern "C" {
     X(CG_DOPRI5, 1, "dopri5") \
     X(CG_ROSENBROCK, 2, "rosenbrock") \
     X(CG_ROSW, 3, "rosw") \
-    X(CG_BDF, 4, "bdf")
+    X(CG_BDF, 4, "bdf") \
+    X(CG_ALI3P, 5, "ali3p")
 
 #define CG_ENUM_ITEM(symbol, value, text) symbol = value,
 enum cg_status { CG_STATUS_LIST(CG_ENUM_ITEM) CG_N_STATUS };
@@ -53,7 +56,8 @@ enum cg_method { CG_METHOD_LIST(CG_ENUM_ITEM) CG_N_METHODS };
 enum cg_flag {
     CG_SYMMETRIC = 1,   /* M is symmetric, stored as its packed lower triangle (else full, row-major) */
     CG_TREE = 2,        /* u' comes from the articulated-body recursion (tree), not from M */
-    CG_UNROLLED = 4     /* M u' = F has an unrolled L D L^T (ldl) */
+    CG_UNROLLED = 4,    /* M u' = F has an unrolled L D L^T (ldl) */
+    CG_QDOT_IS_U = 8    /* the speeds are the coordinates' rates: q' = u */
 };
 
 /* q' into qd, M, F and, for run-time constraints (nc > 0), A, B' into Bd and
