@@ -62,7 +62,7 @@ cdef extern from "cg_model.h":
         const cg_runtime *runtime
     int CG_ABI_VERSION
     int CG_ERR_INPUT, CG_ERR_MASS, CG_ERR_SVD, CG_ERR_KINEMATICS, CG_PAUSED, CG_N_METHODS
-    int CG_ERR_NO_JACOBIAN
+    int CG_ERR_NO_JACOBIAN, CG_NEAR_SINGULAR
     int CG_SYMMETRIC
 
 cdef extern from "cg_runtime.h" nogil:
@@ -70,6 +70,7 @@ cdef extern from "cg_runtime.h" nogil:
     const char *cg_status_message(int code)
     const char *cg_method_name(int method)
     int cg_check_model(const cg_model *m)
+    double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
     void cg_rhs_cb(double t, double *u, double *du, void *data)
 
 import numpy as np
@@ -86,6 +87,9 @@ METHODS = {cg_method_name(i).decode(): i for i in range(CG_N_METHODS)}
 # are served within that many steps however far apart the output times are
 cdef enum:
     PAUSE_STEPS = 2000
+# s_k / s_1 of the constraint matrix below which a run is reported as having passed by a
+# singular position (CG_NEAR_SINGULAR)
+NEAR_SINGULAR = 1e-2
 
 
 def status_message(int code):
@@ -573,10 +577,18 @@ cdef class Dynamics:
             if bar is not None:
                 bar.close()
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
+        message = status_message(status)
+        cdef double t_near = 0.0, ratio = 1.0
+        if self.nc and method != "ali3p":
+            ratio = cg_integrator_nearest_singular(s, &t_near)
+            if status == 0 and ratio < NEAR_SINGULAR:
+                status = CG_NEAR_SINGULAR
+                message = (f"{status_message(status)}: singular values down to "
+                           f"{ratio:.1e} of the largest at t = {t_near:.6g}")
         # positional: SimulationResult's field order (t, x, states, status, message,
         # nsteps, nrejected, nfev, method)
         return SimulationResult(t_eval[:done].copy(), xs if done == len(t_eval) else xs[:done].copy(),
-                                list(self.states), status, status_message(status),
+                                list(self.states), status, message,
                                 steps, rejected, nfev, method)
 
     def rhs_batch(self, double t, X, P, R=None, out=None):

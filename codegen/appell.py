@@ -513,13 +513,22 @@ class GibbsAppellMethod(KanesMethod):
     def _tree_plain(self, recursive=None):
         """The bodies as a tree for the O(n) solve (codegen.recursive), or None.
         recursive: True or False, always or never; None: for particles, and for rigid
-        bodies when the recursion's program is the smaller (Tree.if_smaller)."""
+        bodies when the recursion's program is the smaller (Tree.if_smaller). Why not a
+        tree goes to self._tree_note (the model's description says it)."""
         from .recursive import tree_of_bodies
         f = self._need_formed()
-        if self._runtime is not None or self._nh is not None or self._kin.uas \
-                or recursive is False:
-            return None
-        tree = tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'), f['loads'])
+        why = []
+        self._tree_note = ""
+        for cause, reason in ((self._runtime is not None, "run-time constraints"),
+                              (self._nh is not None, "nonholonomic constraints"),
+                              (bool(self._kin.uas), "auxiliary speeds"),
+                              (recursive is False, "recursive=False")):
+            if cause:
+                self._tree_note = reason
+                return None
+        tree = tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'), f['loads'],
+                              why)
+        self._tree_note = why[0] if why else ""
         rigid = any(b for b in f['ga'].terms if b['w'] is not None)
         if tree is not None and rigid and recursive is None:
             tree.if_smaller = True

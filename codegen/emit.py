@@ -291,6 +291,10 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
               else "LU with partial pivoting")
     if c:
         solver = "SVD null-space elimination of the constraints, then " + solver
+    if not tree and eom.tree is not None:
+        solver += " (the articulated-body recursion measured larger)"
+    elif not tree and eom.tree_note:
+        solver += f" (not the tree recursion: {eom.tree_note})"
     flags = [f for f, on in (("CG_SYMMETRIC", eom.symmetric), ("CG_TREE", tree),
                              ("CG_UNROLLED", solve),
                              ("CG_QDOT_IS_U", list(eom.qdot) == list(eom.u))) if on]

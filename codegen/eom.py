@@ -92,6 +92,7 @@ class EquationsOfMotion:
     intermediates: list = field(default_factory=list)
     # recursive.Tree: the bodies as a tree for the O(n) solve, or None
     tree: object = field(default=None, repr=False)
+    tree_note: str = ""                  # why the bodies are not solved as a tree
 
     @property
     def nq(self):
@@ -160,7 +161,7 @@ def _refuse_duplicates(items, what):
 
 
 def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-            constraints=None, intermediates=(), tree=None):
+            constraints=None, intermediates=(), tree=None, tree_note=""):
     exprs = list(qdot) + list(M) + list(F) + [item.expr for item in intermediates]
     if constraints is not None:
         constraints = _stabilized(constraints, u)
@@ -212,7 +213,8 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         constants=constants, specifieds=specifieds,
         state_names=names, constant_names=[str(c) for c in constants],
         specified_names=[_name(s) for s in specifieds], origin=origin,
-        constraints=constraints, intermediates=list(intermediates), tree=tree)
+        constraints=constraints, intermediates=list(intermediates), tree=tree,
+        tree_note=tree_note)
 
 
 def equations_of(method, constants=None, specifieds=None, recursive=None) -> EquationsOfMotion:
@@ -222,10 +224,11 @@ def equations_of(method, constants=None, specifieds=None, recursive=None) -> Equ
     particles, True: of rigid bodies too, False: not at all)."""
     constraints = None
     intermediates = []
-    tree = None
+    tree, tree_note = None, "a KanesMethod-like object (no bodies to see)"
     if hasattr(method, "_equations_plain"):
         q, u, qdot, M, F, intermediates = method._equations_plain()
         tree = method._tree_plain(recursive)
+        tree_note = method._tree_note
         raw = method._constraints_plain()
         if raw is not None:
             constraints = Constraints(**raw)
@@ -269,4 +272,4 @@ def equations_of(method, constants=None, specifieds=None, recursive=None) -> Equ
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
     return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-                   constraints, intermediates, tree)
+                   constraints, intermediates, tree, tree_note)

@@ -15,7 +15,7 @@ import sympy.physics.mechanics as me
 
 __all__ = ["Model", "dumbbell", "rolling_disk", "rolling_disk_contact",
            "n_pendulum_on_cart", "spatial_chain", "humanoid", "HUMANOID_LIMBS", "chaplygin_sleigh",
-           "offset_pendulum", "four_bar", "slider_crank", "spring_damper", "stiff_pendulum",
+           "offset_pendulum", "four_bar", "slider_crank", "cartesian_pendulum", "spring_damper", "stiff_pendulum",
            "whipple_bicycle", "EXAMPLES"]
 
 
@@ -552,6 +552,28 @@ def bricard():
                  initial_state=[0.0] * 10)
 
 
+def cartesian_pendulum():
+    """The simple pendulum of the IFToMM benchmarks (A01) in natural coordinates: a
+    point mass m at (x, y) held at distance L from the origin by the configuration
+    constraint x² + y² - L² = 0, gravity -g N.y; u = q'. It starts horizontal, at
+    rest, at (L, 0). Its exact motion is the plain pendulum's, φ'' = -(g / L) cos φ
+    for the angle φ of (x, y) from N.x."""
+    x, y = me.dynamicsymbols('x y')
+    vx, vy = me.dynamicsymbols('v_x v_y')
+    L, m, g = sm.symbols('L m g')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    P = O.locatenew('P', x * N.x + y * N.y)
+    P.set_vel(N, vx * N.x + vy * N.y)
+    return Model('cartesian_pendulum', N, [x, y], [vx, vy], [vx - x.diff(), vy - y.diff()],
+                 [me.Particle('bob', P, m)], loads=[(P, -m * g * N.y)],
+                 configuration_constraints=[x**2 + y**2 - L**2], constants=[L, m, g],
+                 potential_energy=m * g * y, doc=cartesian_pendulum.__doc__,
+                 parameter_values={'L': 1.0, 'm': 1.0, 'g': 9.81},
+                 initial_state=[1.0, 0.0, 0.0, 0.0])
+
+
 def n_four_bar(n=1):
     """The N four-bar mechanism (IFToMM benchmark A02): n + 1 cranks of length L
     hinged to the ground at x = 0, L, ..., n L, their tips joined by n couplers
@@ -776,6 +798,7 @@ EXAMPLES = {
     'four_bar': four_bar,
     'bricard': bricard,
     'n_four_bar': n_four_bar,
+    'cartesian_pendulum': cartesian_pendulum,
     'slider_crank': slider_crank,
     'spring_damper': spring_damper,
     'stiff_pendulum': stiff_pendulum,

@@ -83,7 +83,8 @@ def _vanishes(exprs, numeric) -> bool:
     return True
 
 
-def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values) -> Tree | None:
+def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
+            why: list | None = None) -> Tree | None:
     """The tree of bodies [(G, W, h)] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
@@ -91,14 +92,18 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     (R, r), the rotation from the parent's components to body k's and the offset of
     k's reference point from the parent's in the parent's, so that (ω; v)_k =
     X (ω; v)_parent with X = [[R, 0], [-R r×, R]] for a rigid connection; numeric:
-    see _vanishes."""
+    see _vanishes; why: a list that gets the reason when the answer is None."""
+    def no(reason):
+        if why is not None:
+            why.append(reason)
+        return None
     nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
           for G, _, _ in bodies]
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
     by_set = {}
     for k in live:
         if nz[k] in by_set:
-            return None                     # two bodies with the same speeds: not one joint each
+            return no("two bodies move with the same speeds (not one joint each)")
         by_set[nz[k]] = k
     owned, parent = {}, {}
     for k in live:
@@ -108,13 +113,14 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         else:
             pk = max(below, key=lambda c: len(nz[c]))
             if any(not nz[c] <= nz[pk] for c in below):
-                return None                 # depends on two branches: not a tree
+                return no("a body moves with the speeds of two branches (a closed loop, "
+                          "or speeds shared between branches)")
             parent[k] = pk
         owned[k] = sorted(nz[k] - (nz[parent[k]] if parent[k] != -1 else frozenset()))
     if sorted(j for k in live for j in owned[k]) != list(range(nspeeds)):
-        return None                         # a speed no body has (e.g. a massless last link)
+        return no("a speed moves no body (a massless last link)")
     if len(live) < 2:
-        return None                         # one body: the dense solve is the same work
+        return no("one moving body (the dense solve is the same work)")
     rows = {k: [i for i in range(6) if any(bodies[k][0][i][j] != 0 for j in range(nspeeds))]
             for k in live}
     index, nodes = {}, []
@@ -135,7 +141,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                 carried = Xf * sm.Matrix([Gp[i][j] for i in range(6)])
                 check += [G[i][j] - carried[i] for i in range(6)]
             if not _vanishes(check, numeric):
-                return None
+                return no("a body does not carry its parent's motion rigidly")
             X = [[Xf[i, c] for c in rows[pk]] for i in rows[k]]
         index[k] = len(nodes)
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
@@ -147,7 +153,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     return Tree(nodes=nodes, Q=list(Q))
 
 
-def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
+def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) -> Tree | None:
     """The bodies of a formed model as a tree, or None.
 
     Each body's partial velocities, spatial inertia and inertial bias
@@ -158,7 +164,7 @@ def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
     A load on a body's mass centre or frame (gravity, a joint's torque pair)
     is taken off the body's bias wrench, so that it costs O(1) and not a
     dot product with every partial velocity; the other loads make Q.
-    motions: the formulation's codegen.formulation.Motions."""
+    motions: the formulation's codegen.formulation.Motions; why: see tree_of."""
     from .formulation import _generalized_forces, _matvec, is_rigid
     kin, N = motions.kin, motions.N
     p = len(kin.speeds)
@@ -187,6 +193,8 @@ def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
             places.append((P, X))
         Q = _generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
     except ValueError:          # a mass centre the kinematics cannot reach
+        if why is not None:
+            why.append("a mass centre's velocity is out of the kinematics' reach")
         return None
     for k, body in enumerate(bodies):
         if is_rigid(body):
@@ -198,8 +206,10 @@ def tree_of_bodies(motions, bodies: list, loads: list) -> Tree | None:
         return motions.rotation(Xk, Xp), motions.components(Pk.pos_from(Pp), Xp)
 
     try:
-        return tree_of(data, Q, p, transport, motions.numeric)
-    except ValueError:
+        return tree_of(data, Q, p, transport, motions.numeric, why)
+    except ValueError as exc:
+        if why is not None:
+            why.append(str(exc))
         return None
 
 

@@ -64,6 +64,16 @@ def _pendulum(masses):
     return GibbsAppellMethod(N, q, u, kd_eqs=kd, bodies=bodies, forcelist=loads)
 
 
+def test_the_description_says_why_not_a_tree(tmp_path):
+    """A model solved densely says why in its description (manifest["solver"])."""
+    ga = GibbsAppellMethod(**ex.four_bar().kwargs)
+    assert equations_of(ga).tree_note == "run-time constraints"
+    mod = generate(ga, "four_bar_note", output_dir=tmp_path)
+    assert "(not the tree recursion: run-time constraints)" in mod.manifest["solver"]
+    eom = equations_of(GibbsAppellMethod(**ex.dumbbell().kwargs))
+    assert eom.tree is None and eom.tree_note
+
+
 def test_structures_that_are_not_trees_fall_back():
     m1, m2, m3 = sm.symbols("m1 m2 m3")
     assert equations_of(_pendulum([m1, m2, m3])).tree is not None
@@ -75,7 +85,8 @@ def test_structures_that_are_not_trees_fall_back():
     t = equations_of(_pendulum([m1, None, m3])).tree
     assert [(nd.speeds, nd.parent) for nd in t.nodes] == [([0], -1), ([1, 2], 0)]
     # no body at all on the last link: speed 3 is owned by no body
-    assert equations_of(_pendulum([m1, m2, None])).tree is None
+    eom = equations_of(_pendulum([m1, m2, None]))
+    assert eom.tree is None and "a speed moves no body" in eom.tree_note
     # two bodies moving with the same speeds
     G = [[sm.S.Zero] * 2 for _ in range(3)] + [[sm.S.One, sm.S.Zero], [sm.S.Zero, sm.S.One],
                                                [sm.S.Zero] * 2]

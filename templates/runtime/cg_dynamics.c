@@ -115,7 +115,7 @@ static int cg_solve_mass(const cg_model *m, double *M, double *F)
 #define CG_DAMPING 1e-2
 
 static int cg_constrained(const cg_model *m, double t, const double *x, const double *p,
-                          const double *r, double *qd, double *ud, double *lam)
+                          const double *r, double *qd, double *ud, double *lam, double *sv)
 {
     const int nu = m->nu, nc = m->nc;
     double M[CG_LEN(m->nm)], F[CG_LEN(nu)], A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
@@ -126,6 +126,7 @@ static int cg_constrained(const cg_model *m, double t, const double *x, const do
     m->eval(t, x, p, r, qd, M, F, A, Bd, S);
     if (cg_svd(nc, nu, A, V, s) < 0) return CG_ERR_SVD;
     rank = cg_rank(nu, s, m->rank_rtol);
+    if (sv) for (i = 0; i < nu; i++) sv[i] = s[i];
     cg_pinv_apply(nc, nu, rank, A, V, s, Bd, y);
     cg_damped_pinv_add(nc, nu, rank, A, V, s, CG_DAMPING * s[0], S, y);
     d = nu - rank;
@@ -162,12 +163,20 @@ static int cg_constrained(const cg_model *m, double t, const double *x, const do
 CG_API int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *dx)
 {
+    return cg_dynamics_sv(m, t, x, p, r, dx, 0);
+}
+
+/* cg_dynamics, and with run-time constraints the singular values of A into sv (nu,
+   descending; NULL: not wanted) */
+CG_API int cg_dynamics_sv(const cg_model *m, double t, const double *x, const double *p,
+                          const double *r, double *dx, double *sv)
+{
     CG_FIX_MODEL(m);
     const int nq = m->nq, nu = m->nu;
     double *qd = dx, *ud = dx + nq;
     int i, code = CG_OK;
     if (m->nc) {
-        code = cg_constrained(m, t, x, p, r, qd, ud, 0);
+        code = cg_constrained(m, t, x, p, r, qd, ud, 0, sv);
     } else if (m->flags & CG_TREE) {
         /* the recursion gives q' and u' directly; a pivot that is not positive means M
            is not positive definite (e.g. a zero mass) */
@@ -222,7 +231,7 @@ CG_API int cg_constraint_forces(const cg_model *m, double t, const double *x, co
     int code;
     if (!m->nc) return CG_ERR_INPUT;
     if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
-    code = cg_constrained(m, t, x, p, r, dx, dx + m->nq, lambda);
+    code = cg_constrained(m, t, x, p, r, dx, dx + m->nq, lambda, 0);
     if (code == CG_OK && !cg_all_finite(lambda, m->nc)) code = CG_ERR_OUTPUT;
     return code == CG_OK || code == CG_ERR_SVD ? code : cg_diagnose(m, t, x, p, r, code);
 }

@@ -30,10 +30,26 @@ CG_API void cg_inputs_at(cg_integrator *s, double t)
 
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx)
 {
+    const cg_model *m = CG_SM(s);
     int code;
     cg_inputs_at(s, t);
     s->nfev++;
-    code = cg_dynamics(CG_SM(s), t, x, s->p, s->r, dx);   /* inputs checked by init */
+    if (m->nc) {            /* how near the constraints come to a rank drop */
+        double sv[CG_LEN(m->nu)];
+        code = cg_dynamics_sv(m, t, x, s->p, s->r, dx, sv);
+        if (code == CG_OK && sv[0] > 0.0) {
+            const int rank = cg_rank(m->nu, sv, m->rank_rtol);
+            double ratio;
+            if (s->rank_seen == 0) s->rank_seen = rank > 0 ? rank : 1;    /* at the start */
+            ratio = sv[s->rank_seen - 1] / sv[0];
+            if (ratio < s->ratio_low) {
+                s->ratio_low = ratio;
+                s->t_low = t;
+            }
+        }
+    } else {
+        code = cg_dynamics(m, t, x, s->p, s->r, dx);    /* inputs checked by init */
+    }
     /* a stage state that is not finite is the integration overflowing, whatever
        the dynamics then reports (a NaN pivot, say) */
     if (code && !cg_all_finite(x, CG_NX(s))) return CG_ERR_OUTPUT;

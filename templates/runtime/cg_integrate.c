@@ -61,6 +61,9 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->t_table = t_table;
     s->r_table = r_table;
     s->have_step = 0;
+    s->rank_seen = 0;
+    s->ratio_low = 1.0;
+    s->t_low = t0;
     for (i = 0; i < nx; i++) s->x[i] = x0[i];
     if ((method == CG_RK4 || method == CG_ALI3P) && !(dt > 0.0)) return CG_ERR_INPUT;
     if (method != CG_RK4 && !(rtol > 0.0 && atol > 0.0)) return CG_ERR_INPUT;
@@ -83,7 +86,9 @@ CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out)
     if (s->method == CG_RK4 || s->method == CG_ALI3P) {         /* fixed steps */
         while (t_out - s->t > 1e-12 * (fabs(t_out) > 1.0 ? fabs(t_out) : 1.0)) {
             double h = s->dt;
-            if (s->t + h > t_out) h = t_out - s->t;      /* land on t_out */
+            /* land on t_out, stretching the step rather than leaving a sliver after it
+               (ali3p divides by h^2) */
+            if (s->t + h > t_out - 1e-6 * s->dt) h = t_out - s->t;
             if (s->steps >= s->max_steps) return CG_ERR_STEPS;
             if (s->steps == pause_at) return CG_PAUSED;
             code = s->method == CG_RK4 ? cg_rk4_step(s, h) : cg_ali3p_step(s, h);
@@ -133,6 +138,12 @@ CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejec
     *rejected = s->rejected;
     *nfev = s->nfev;
     *t = s->t;
+}
+
+CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
+{
+    *t = s->t_low;
+    return s->ratio_low;
 }
 
 CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause)

@@ -72,6 +72,8 @@ CG_API int cg_all_finite(const double *v, int n);
 CG_API int cg_finite_inputs(const cg_model *m, double t, const double *x, const double *p,
                      const double *r);
 /* cg_rhs without the input check: the integrators check their inputs once per run */
+CG_API int cg_dynamics_sv(const cg_model *m, double t, const double *x, const double *p,
+                          const double *r, double *dx, double *sv);
 CG_API int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *dx);
 
@@ -91,6 +93,11 @@ struct cg_integrator {
     double w_diag;                   /* W = w_diag I - J is factored in w (0 = none) */
     int order, n_equal;              /* BDF: current order (0 = not started), equal steps */
     int have_step;
+    /* run-time constraints: the rank of A at the start (a consistent state), and the
+       lowest ratio s[rank - 1] / s[0] met since, with its time
+       (cg_integrator_nearest_singular) */
+    int rank_seen;
+    double ratio_low, t_low;
     /* views into the storage after the struct (cg_integrator_size) */
     double *r;                       /* nr + 1: the inputs at the current stage */
     double *x, *f;                   /* state and its derivative at t (FSAL) */

@@ -99,6 +99,11 @@ CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejec
 /* the run's step budget (default 10^7), hold = 1 (piecewise constant inputs) or 0
    (interpolated), and the steps one cg_integrate_to call may take (0 = no limit) */
 CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause);
+/* run-time constraints: the lowest s_k / s_1 of A's singular values met by the run's
+   right-hand sides, k the rank at the start (1 without constraints), and its time:
+   near 0, the run passed by a singular position, where the SVD elimination, not the
+   momentum, chose the branch followed (ali3p does not use it) */
+CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t);
 
 /* cg_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's signature):
    data = [the model's address in the first 8 bytes, p (np values), r (nr values)];
