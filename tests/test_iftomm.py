@@ -254,3 +254,18 @@ def test_ali3p_refuses_models_it_does_not_apply_to(n_four_bars, tmp_path):
     with pytest.raises(ValueError, match="ali3p needs a positive, finite step dt"):
         mod.simulate((0.0, 1.0), mod.project(np.array(model.initial_state, dtype=float), p),
                      p, method="ali3p")
+
+
+def test_a_run_off_its_constraints_stops_and_says_so(tmp_path):
+    """Without stabilization and at a loose tolerance the four-bar drifts off f = 0: the
+    run stops with CG_ERR_MANIFOLD once |f| passes 1000 times its tolerance, with the
+    trajectory up to there; stabilized, the same run goes to its end."""
+    model = ex.four_bar()
+    mod = generate(GibbsAppellMethod(**model.kwargs), "four_bar_drift", output_dir=tmp_path)
+    p = mod.parameters(dict(model.parameter_values, baumgarte_alpha=0.0, baumgarte_beta=0.0))
+    x0 = mod.project(np.array(model.initial_state, dtype=float), p)
+    res = mod.simulate((0.0, 20.0), x0, p, rtol=1e-3, atol=1e-3)
+    assert res.status == STATUS_CODE["CG_ERR_MANIFOLD"], res.message
+    assert 0.0 < res.t[-1] < 20.0 and "configuration constraints" in res.message
+    stable = mod.parameters(dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0))
+    assert mod.simulate((0.0, 20.0), x0, stable, rtol=1e-3, atol=1e-3).success

@@ -182,5 +182,6 @@ CG_API int cg_ali3p_step(cg_integrator *s, double h)
     }
     s->t = t;
     s->steps++;
-    return cg_all_finite(s->x, nx) && cg_all_finite(s->f, nx) ? CG_OK : CG_ERR_OUTPUT;
+    if (!(cg_all_finite(s->x, nx) && cg_all_finite(s->f, nx))) return CG_ERR_OUTPUT;
+    return cg_on_manifold(s);
 }

@@ -208,6 +208,7 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
     }
     *accepted = 1;
     if (!cg_all_finite(s->x, nx)) return CG_ERR_OUTPUT;   /* overflow */
+    if ((code = cg_on_manifold(s))) return code;
     if (s->n_equal >= order + 1) {             /* order and step: the largest allowed step */
         double norms[3], best = 0.0;
         int j, pick = 1;

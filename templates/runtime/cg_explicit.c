@@ -110,6 +110,27 @@ CG_API int cg_first_step(cg_integrator *s, int p)
 }
 
 /* bookkeeping of an adaptive step: accepted (dense output already stored) ... */
+/* CG_OK while the state at s->t keeps its configuration constraints: |f| within
+   CG_MANIFOLD_FACTOR times the run's tolerance, and never less than CG_MANIFOLD_TOL
+   (what simulate asks of a start); else CG_ERR_MANIFOLD: a run does not go on off its
+   constraints. Checked after every accepted step. */
+CG_API int cg_on_manifold(cg_integrator *s)
+{
+    const cg_model *m = CG_SM(s);
+    if (m->nh) {
+        double f[CG_LEN(m->nh)], fq[CG_LEN(m->nh * m->nq)];
+        const double tol = s->rtol > s->atol ? s->rtol : s->atol;
+        const double bound = CG_MANIFOLD_FACTOR * tol > CG_MANIFOLD_TOL
+                             ? CG_MANIFOLD_FACTOR * tol : CG_MANIFOLD_TOL;
+        int i;
+        cg_inputs_at(s, s->t);
+        m->position(s->t, s->x, s->p, s->r, f, fq);
+        for (i = 0; i < m->nh; i++)
+            if (!(fabs(f[i]) <= bound)) return CG_ERR_MANIFOLD;
+    }
+    return CG_OK;
+}
+
 CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted)
 {
     s->t_old = t;
@@ -119,7 +140,8 @@ CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *ac
     s->steps++;
     s->h = h * (fac < 0.2 ? 0.2 : fac);
     *accepted = 1;
-    return cg_all_finite(s->x, CG_NX(s)) ? CG_OK : CG_ERR_OUTPUT;   /* overflow */
+    if (!cg_all_finite(s->x, CG_NX(s))) return CG_ERR_OUTPUT;   /* overflow */
+    return cg_on_manifold(s);
 }
 
 /* ... or rejected: retry with a smaller step (a tenth for a non-finite error) */
@@ -150,6 +172,7 @@ CG_API int cg_rk4_step(cg_integrator *s, double h)
     s->t = t + h;
     s->steps++;
     if (!cg_all_finite(s->x, nx)) return CG_ERR_OUTPUT;   /* overflow */
+    if ((code = cg_on_manifold(s))) return code;
     return cg_f(s, s->t, s->x, s->f);
 }
 

@@ -115,6 +115,9 @@ CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
 CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);
 CG_API int cg_first_step(cg_integrator *s, int p);
+#define CG_MANIFOLD_TOL 1e-6
+#define CG_MANIFOLD_FACTOR 1e3
+CG_API int cg_on_manifold(cg_integrator *s);
 CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted);
 CG_API int cg_rejected(cg_integrator *s, double h, double err, double fac, int *accepted);
 CG_API int cg_rk4_step(cg_integrator *s, double h);

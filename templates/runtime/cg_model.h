@@ -37,7 +37,8 @@ extern "C" {
     X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints, or built without one)") \
     X(CG_ERR_NEWTON, 11, "the positions of a step did not converge (ali3p: a locked configuration, or dt too large)") \
     X(CG_ERR_METHOD, 12, "ali3p needs holonomic constraints only, q' = u and a symmetric M") \
-    X(CG_NEAR_SINGULAR, 13, "the run passed by a singular position of the constraints, where the SVD elimination, not the motion, chose the branch followed (method='ali3p' follows the motion)")
+    X(CG_NEAR_SINGULAR, 13, "the run passed by a singular position of the constraints, where the SVD elimination, not the motion, chose the branch followed (method='ali3p' follows the motion)") \
+    X(CG_ERR_MANIFOLD, 14, "the state left its configuration constraints (|f| above 1000 times the tolerance, and above 1e-6): stabilize (baumgarte_alpha, baumgarte_beta) or tighten the tolerances")
 
 /* X(symbol, value, name): the integration methods of cg_integrator_init */
 #define CG_METHOD_LIST(X) \
