@@ -156,7 +156,7 @@ class GibbsAppellMethod(KanesMethod):
         self._fr = self._frstar = None
         self._formed = None
         self._S = None
-        self._codegen = None
+        self._codegen = self._codegen_nh = None
 
     # -- forming --------------------------------------------------------------
     def kanes_equations(self, bodies=None, loads=None):
@@ -246,7 +246,7 @@ class GibbsAppellMethod(KanesMethod):
                             items=ga.intermediates, loads=checked_loads)
         self._bodylist, self._forcelist = bodies, loads
         self._fr = self._frstar = None
-        self._S = self._codegen = None
+        self._S = self._codegen = self._codegen_nh = None
 
     def _need_formed(self):
         if self._formed is None:
@@ -264,13 +264,23 @@ class GibbsAppellMethod(KanesMethod):
             o, p = len(kin.us), kin.p
             if self._nh is None:
                 self._codegen = (list(f['items']), M[:o, :o], F[:o, :])
-                self._placeholder_Ars = sm.zeros(0, p)
+            else:
+                items, Ars, w = self._codegen_items()
+                Mr, Fr = project(M[:o, :o], F[:o, :], Ars, w)
+                self._codegen = (items, Mr, Fr)
+        return self._codegen
+
+    def _codegen_items(self):
+        """(intermediates, A_rs, w): the formulation's intermediates and the dependent
+        speeds' solve on placeholders (codegen.constraints), without the projection."""
+        if self._codegen_nh is None:
+            f, kin = self._need_formed(), self._kin
+            if self._nh is None:
+                self._codegen_nh = (list(f['items']), sm.zeros(0, kin.p), None)
             else:
                 items, Ars, w = self._nh.intermediates(kin)
-                Mr, Fr = project(M[:o, :o], F[:o, :], Ars, w)
-                self._codegen = (list(f['items']) + items, Mr, Fr)
-                self._placeholder_Ars = Ars
-        return self._codegen
+                self._codegen_nh = (list(f['items']) + items, Ars, w)
+        return self._codegen_nh
 
     # -- KanesMethod's members ------------------------------------------------------
     @property
@@ -393,6 +403,8 @@ class GibbsAppellMethod(KanesMethod):
         kin, nh = self._kin, self._nh
         def at(matrix, zero_symbols):
             """matrix with the symbols zero (DAG-memoized: these expressions share much)."""
+            if not zero_symbols:
+                return matrix
             memo = dict.fromkeys(zero_symbols, sm.S.Zero)
             return matrix.applyfunc(lambda e: memo_xreplace(e, memo))
         G = at(sm.Matrix(kin.qdot), kin.uas)                      # q' = G(q, u, t)
@@ -401,9 +413,9 @@ class GibbsAppellMethod(KanesMethod):
         # definitions go along (the adjugate solve: no pivot that vanishes at a
         # special operating point, as the upright bicycle's does for LU)
         frstar, fr = (at(self._resolved(f[k]), kin.uas) for k in ("frstar", "fr"))
-        items = self._codegen_equations()[0]
+        items, Ars, _ = self._codegen_items()
         o = len(kin.us)
-        T = sm.eye(kin.p).col_join(self._placeholder_Ars)
+        T = sm.eye(kin.p).col_join(Ars)
         M, F = f["ga"].M[:o, :o], at(f["ga"].F[:o, :], kin.uas)
         dependent = set(kin.us[kin.p:])
         definitions = [(i.symbol, i.expr) for i in items if i.symbol not in dependent]
@@ -412,7 +424,7 @@ class GibbsAppellMethod(KanesMethod):
             f_2=-T.T * (M * sm.Matrix(kin.uds[:o])), f_3=T.T * F,
             f_4=sm.zeros(kin.p, 1), definitions=definitions,
             # the same blocks in KanesMethod's form, for code that inspects them
-            kane_f_2=at(frstar, kin.us), kane_f_3=at(frstar, kin.uds) + fr,
+            kane_f_2=lambda: at(frstar, kin.us), kane_f_3=lambda: at(frstar, kin.uds) + fr,
             f_c=self._f_h,
             f_v=nh.f_nh + nh.k_nh * sm.Matrix(kin.us) if nh else sm.Matrix(),
             f_a=nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds) if nh else sm.Matrix())

@@ -89,8 +89,9 @@ class DependentSpeeds:
         """d/dt(k_nh) u + d/dt(f_nh) (at u' = 0), unless acceleration constraints were given."""
         if self._f_dnh is None:
             kin, k_nh, us = self.kin, self.k_nh, self.kin.us
-            self._f_dnh = sm.Matrix([kin.dt(sm.Add(*[k_nh[i, j] * us[j] for j in range(k_nh.cols)]))
-                                     + kin.dt(self.f_nh[i]) for i in range(self.m)])
+            self._f_dnh = sm.Matrix(kin.dt_shared(
+                [sm.Add(*[k_nh[i, j] * us[j] for j in range(k_nh.cols)]) + self.f_nh[i]
+                 for i in range(self.m)]))
         return self._f_dnh
 
     @property

@@ -55,12 +55,13 @@ def _node(e, args, seeds, point):
     """Value and gradient of e from its arguments' (values, gradients)."""
     vals = [v for v, _ in args]
     grads = {}
+    same = all(v is a for v, a in zip(vals, e.args))        # nothing substituted below
     if e.is_Add:
-        value = sm.Add(*vals)
+        value = e if same else sm.Add(*vals)
         for _, g in args:
             _add(grads, g, 1)
     elif e.is_Mul:
-        value = sm.Mul(*vals)
+        value = e if same else sm.Mul(*vals)
         k = len(vals)
         prefix, suffix = [sm.S.One] * (k + 1), [sm.S.One] * (k + 1)
         for i in range(k):
@@ -71,13 +72,13 @@ def _node(e, args, seeds, point):
                 _add(grads, g, prefix[i] * suffix[i + 1])
     elif e.is_Pow:
         (b, gb), (x, gx) = args
-        value = b ** x
+        value = e if same else b ** x
         if gb:
             _add(grads, gb, x * b ** (x - 1))
         if gx:
             _add(grads, gx, value * sm.log(b))
     elif isinstance(e, sm.Function):
-        value = e.func(*vals)
+        value = e if same else e.func(*vals)
         for k, (_, g) in enumerate(args):
             if not g:
                 continue

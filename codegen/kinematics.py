@@ -395,6 +395,16 @@ class Kinematics:
             out = self._dt_cache[term] = sm.Add(*parts)
         return out
 
+    def dt_shared(self, exprs) -> list:
+        """dt of each of exprs by forward mode over their common DAG (codegen.forward):
+        every distinct subexpression is differentiated once, for all of exprs, and the
+        results share subexpressions instead of writing them out. For large expressions
+        that are differentiated once (the velocity constraints' rate, f_dnh)."""
+        from .forward import forward
+        seeds = {qk: {0: self.qdot[k]} for qk, k in self._q_index.items()}
+        seeds[t] = {0: sm.S.One}
+        return [g.get(0, sm.S.Zero) for _, g in forward(list(exprs), seeds, {}, {})]
+
     def jacobian_u(self, expr: sm.Expr) -> list:
         """[d expr / d u_j] over ``speeds`` (all speeds, auxiliary ones last), term by term."""
         parts = [[] for _ in self.speeds]

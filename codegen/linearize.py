@@ -80,6 +80,25 @@ def probed_lu_solve(A: sm.Matrix, B: sm.Matrix) -> sm.Matrix:
     return X
 
 
+def cofactor_cramer_solve(A: sm.Matrix, B: sm.Matrix) -> sm.Matrix:
+    """A⁻¹ B by Cramer's rule, its determinants expanded along the replaced column:
+    x_j = sum_i B_i C_ij / det A with A's cofactors C_ij (Laplace, as SymPy's CRAMER), each
+    formed once for every column of B instead of once per determinant (SymPy forms
+    rows × columns determinants of the whole matrix)."""
+    from sympy.matrices.determinant import _det_laplace
+    n = A.rows
+    if n == 0:
+        return sm.zeros(0, B.cols)
+    rows = [i for i in range(n) if any(B[i, k] != 0 for k in range(B.cols)) or A[i, 0] != 0]
+    cof = {(i, j): (-1) ** (i + j) * _det_laplace(A.minor_submatrix(i, j)) if n > 1 else sm.S.One
+           for i in rows for j in range(n)}
+    det = sm.Add(*[A[i, 0] * cof[i, 0] for i in range(n) if A[i, 0] != 0])
+    if det == 0:
+        raise ValueError("the linearization's matrix is singular at the operating point")
+    return sm.Matrix(n, B.cols, lambda j, k: sm.Add(*[B[i, k] * cof[i, j] for i in rows
+                                                      if B[i, k] != 0]) / det)
+
+
 class _At:
     """Jacobians at one point over all the variables [q, u, u', r], every distinct
     subexpression of every block evaluated once (the blocks share most of theirs).
@@ -109,6 +128,26 @@ class _At:
                           for _, g in out])
 
 
+#: the base class's blocks and the parts they come from (kane_f_*: KanesMethod's form)
+_FORMS = [("f_0", "f_0"), ("f_1", "f_1"), ("f_2", "kane_f_2"), ("f_3", "kane_f_3"),
+          ("f_4", "f_4"), ("f_c", "f_c"), ("f_v", "f_v"), ("f_a", "f_a")]
+_ROWS = {"kane_f_2": "f_2", "kane_f_3": "f_3"}      # formed late; the same rows as these
+
+
+def _block(name, key):
+    """The base class's f_* as a property: the part in SymPy's form (functions of time),
+    formed on first read; what the base class's __init__ assigns (shapes) is dropped."""
+    def get(self):
+        if name not in self._f_time:
+            part = self._parts[key]
+            value = self._kin.to_time(part() if callable(part) else part)
+            if name == "f_0":
+                value = value + self._kin.q.diff(t)      # f_0 = f_k(u = 0) + q'
+            self._f_time[name] = value
+        return self._f_time[name]
+    return property(get, lambda self, value: None)
+
+
 class GibbsAppellLinearizer(Linearizer):
     """SymPy's Linearizer for a GibbsAppellMethod, its blocks taken at the operating point.
 
@@ -121,15 +160,15 @@ class GibbsAppellLinearizer(Linearizer):
     def __init__(self, method, linear_solver='LU'):
         parts = method._linearizer_parts()
         kin = method._kin
-        self._method, self._kin, self._parts = method, kin, parts
-        to_time = kin.to_time
-        f = [to_time(parts[k]) for k in ("f_0", "f_1", "kane_f_2", "kane_f_3", "f_4", "f_c",
-                                         "f_v", "f_a")]
-        f[0] = f[0] + kin.q.diff(t)             # f_0 = f_k(u = 0) + q'
-        super().__init__(*f, kin.q, kin.u, parts["q_i"], parts["q_d"], parts["u_i"], parts["u_d"],
-                         parts["r"], linear_solver=linear_solver)
+        self._method, self._kin, self._parts, self._f_time = method, kin, parts, {}
+        # the base class gets the blocks' shapes only: each f_* is formed when read
+        shapes = [sm.zeros(len(parts[_ROWS.get(key, key)]), 1) for _, key in _FORMS]
+        super().__init__(*shapes, kin.q, kin.u, parts["q_i"], parts["q_d"], parts["u_i"],
+                         parts["u_d"], parts["r"], linear_solver=linear_solver)
         if isinstance(linear_solver, str) and linear_solver == 'LU':
             self.linear_solver = probed_lu_solve
+        elif isinstance(linear_solver, str) and linear_solver == 'CRAMER':
+            self.linear_solver = cofactor_cramer_solve
 
     def _plain_point(self, op_point):
         """The operating point on plain symbols; a key that is not a coordinate, a speed,
@@ -236,3 +275,7 @@ class GibbsAppellLinearizer(Linearizer):
             A_eq.simplify()
             B_eq.simplify()
         return M_eq, A_eq, B_eq
+
+
+for _name, _key in _FORMS:
+    setattr(GibbsAppellLinearizer, _name, _block(_name, _key))
