@@ -136,7 +136,8 @@ _ROWS = {"kane_f_2": "f_2", "kane_f_3": "f_3"}      # formed late; the same rows
 
 def _block(name, key):
     """The base class's f_* as a property: the part in SymPy's form (functions of time),
-    formed on first read; what the base class's __init__ assigns (shapes) is dropped."""
+    formed on first read; what the base class's __init__ assigns (shapes) is dropped,
+    what is assigned later is kept."""
     def get(self):
         if name not in self._f_time:
             part = self._parts[key]
@@ -145,7 +146,10 @@ def _block(name, key):
                 value = value + self._kin.q.diff(t)      # f_0 = f_k(u = 0) + q'
             self._f_time[name] = value
         return self._f_time[name]
-    return property(get, lambda self, value: None)
+    def put(self, value):               # the base __init__'s shapes are dropped
+        if getattr(self, "_blocks_ready", False):
+            self._f_time[name] = value
+    return property(get, put)
 
 
 class GibbsAppellLinearizer(Linearizer):
@@ -165,6 +169,7 @@ class GibbsAppellLinearizer(Linearizer):
         shapes = [sm.zeros(len(parts[_ROWS.get(key, key)]), 1) for _, key in _FORMS]
         super().__init__(*shapes, kin.q, kin.u, parts["q_i"], parts["q_d"], parts["u_i"],
                          parts["u_d"], parts["r"], linear_solver=linear_solver)
+        self._blocks_ready = True
         if isinstance(linear_solver, str) and linear_solver == 'LU':
             self.linear_solver = probed_lu_solve
         elif isinstance(linear_solver, str) and linear_solver == 'CRAMER':
