@@ -20,12 +20,17 @@ inward, eliminating each body's speeds:
 then outward: u'_j = D⁻¹ (ρ - Uᵀ X_b A_parent), A_b = X_b A_parent + s u'_j
 (D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: solve.ldl_factor).
 
-Spatial vectors are (angular; linear at the mass centre) in each body's
+Spatial vectors are (angular; linear at a reference point) in each body's
 components (a rigid body's frame, the Newtonian frame for a particle),
 restricted to the rows a body's partial velocities can reach
 (two rows for a planar particle, three for a planar rigid body), so a planar
-point-mass chain costs 2 × 2 matrices per link. Structural zeros and ones
-of X and s fold away as the expressions are built.
+point-mass chain costs 2 × 2 matrices per link. A particle's reference point
+is itself; a rigid body's is its joint point (``_at_joint``), where a
+spherical joint or a hinge about a body axis moves only angular rows and the
+transport from the parent is a rotation and a constant offset (``_Transport``);
+such joints take the Schur complement of I_aa (``_schur``) instead of
+U = I s and D = sᵀ U. Structural zeros and ones of X and s fold away as the
+expressions are built.
 
 Detection (``tree_of``) is exact in structure and checked numerically in
 value: the transport Γ_b = X_b Γ_parent on the parent's speeds is tested at
@@ -157,9 +162,10 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
     """The bodies of a formed model as a tree, or None.
 
     Each body's partial velocities, spatial inertia and inertial bias
-    wrench at its mass centre (a particle: its point), in the body's own
-    frame (a particle: the Newtonian frame), so that a rigid body's
-    inertia stays constant; None if a mass centre has no velocity or
+    wrench, formed at its mass centre (a particle: its point) and moved to its
+    joint point (_at_joint), in the body's own frame (a particle: the
+    Newtonian frame), so that a rigid body's inertia stays constant; None if
+    a mass centre has no velocity or
     position the kinematics can reach, or if the bodies form no tree.
     A load on a body's mass centre or frame (gravity, a joint's torque pair)
     is taken off the body's bias wrench, so that it costs O(1) and not a
