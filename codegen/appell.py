@@ -261,13 +261,10 @@ class GibbsAppellMethod(KanesMethod):
         if self._codegen is None:
             f = self._need_formed()
             kin, M, F = self._kin, f['ga'].M, f['ga'].F
-            o, p = len(kin.us), kin.p
-            if self._nh is None:
-                self._codegen = (list(f['items']), M[:o, :o], F[:o, :])
-            else:
-                items, Ars, w = self._codegen_items()
-                Mr, Fr = project(M[:o, :o], F[:o, :], Ars, w)
-                self._codegen = (items, Mr, Fr)
+            o = len(kin.us)
+            items, Ars, w = self._codegen_items()
+            self._codegen = (items, M[:o, :o], F[:o, :]) if self._nh is None else \
+                (items, *project(M[:o, :o], F[:o, :], Ars, w))
         return self._codegen
 
     def _codegen_items(self):
@@ -523,28 +520,25 @@ class GibbsAppellMethod(KanesMethod):
         return None if self._runtime is None else dict(self._runtime)
 
     def _tree_plain(self, recursive=None):
-        """The bodies as a tree for the O(n) solve (codegen.recursive), or None.
-        recursive: True or False, always or never; None: for particles, and for rigid
-        bodies when the recursion's program is the smaller (Tree.if_smaller). Why not a
-        tree goes to self._tree_note (the model's description says it)."""
+        """(tree, note): the bodies as a tree for the O(n) solve (codegen.recursive), or
+        None and why not (the model's description says it). recursive: True or False,
+        always or never; None: for particles, and for rigid bodies when the recursion's
+        program is the smaller (Tree.if_smaller)."""
         from .recursive import tree_of_bodies
         f = self._need_formed()
-        why = []
-        self._tree_note = ""
         for cause, reason in ((self._runtime is not None, "run-time constraints"),
                               (self._nh is not None, "nonholonomic constraints"),
                               (bool(self._kin.uas), "auxiliary speeds"),
                               (recursive is False, "recursive=False")):
             if cause:
-                self._tree_note = reason
-                return None
+                return None, reason
+        why = []
         tree = tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'), f['loads'],
                               why)
-        self._tree_note = why[0] if why else ""
         rigid = any(b for b in f['ga'].terms if b['w'] is not None)
         if tree is not None and rigid and recursive is None:
             tree.if_smaller = True
-        return tree
+        return tree, why[0] if why else ""
 
     # -- the run-time constraints -------------------------------------------------------
     @property

@@ -227,8 +227,7 @@ def equations_of(method, constants=None, specifieds=None, recursive=None) -> Equ
     tree, tree_note = None, "a KanesMethod-like object (no bodies to see)"
     if hasattr(method, "_equations_plain"):
         q, u, qdot, M, F, intermediates = method._equations_plain()
-        tree = method._tree_plain(recursive)
-        tree_note = method._tree_note
+        tree, tree_note = method._tree_plain(recursive)
         raw = method._constraints_plain()
         if raw is not None:
             constraints = Constraints(**raw)

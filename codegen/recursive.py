@@ -59,11 +59,13 @@ class TreeNode:
     parent: int         # index of the parent node, -1 for a root
     rows: list          # spatial rows (0-2 angular, 3-5 linear) the body can move in
     s: list             # Γ_b[rows, speeds]: len(rows) x len(speeds)
-    X: list             # len(rows) x len(parent rows): A_b = X A_parent + s u'_speeds
     W: list             # len(rows) x len(rows) spatial inertia
     h: list             # len(rows) inertial bias wrench
-    R: list = None      # X = [[R, 0], [-R r×, R]] (rows restricted): the rotation to
-    r: list = None      # this body's components and the parent-to-body offset in the parent's
+    # A_b = X A_parent + s u'_speeds, X = [[R, 0], [-R r×, R]] on (rows, parent rows): R
+    # turns the parent's components into this body's, r is this body's reference point
+    # from the parent's in the parent's components (None for a root)
+    R: list = None
+    r: list = None
 
 
 @dataclass
@@ -133,13 +135,9 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         G, W, h = bodies[k]
         own = owned[k]
         pk = parent[k]
-        if pk == -1:
-            X = []
-        else:
+        if pk != -1:
             R, r = transport(k, pk)
-            Xf = sm.zeros(6, 6)
-            Xf[:3, :3] = Xf[3:, 3:] = R
-            Xf[3:, :3] = -R * _skew(r)
+            Xf = _spatial_transform(R, r)
             Gp = bodies[pk][0]
             check = []
             for j in nz[pk]:
@@ -147,10 +145,9 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                 check += [G[i][j] - carried[i] for i in range(6)]
             if not _vanishes(check, numeric):
                 return no("a body does not carry its parent's motion rigidly")
-            X = [[Xf[i, c] for c in rows[pk]] for i in rows[k]]
         index[k] = len(nodes)
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
-                              s=[[G[i][j] for j in own] for i in rows[k]], X=X,
+                              s=[[G[i][j] for j in own] for i in rows[k]],
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
                               h=[h[i] for i in rows[k]],
                               R=None if pk == -1 else [list(row) for row in R.tolist()],
@@ -222,6 +219,20 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
 def _skew(r) -> sm.Matrix:
     """r× as a matrix: _skew(r) v = r × v."""
     return sm.Matrix([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+
+
+def _spatial_transform(R, r) -> sm.Matrix:
+    """X = [[R, 0], [-R r×, R]]: (ω; v) of a body from its parent's, v_k = R (v_p + ω_p × r)."""
+    X = sm.zeros(6, 6)
+    X[:3, :3] = X[3:, 3:] = R
+    X[3:, :3] = -R * _skew(r)
+    return X
+
+
+def _planar(nd) -> bool:
+    """A one-speed node on at most three rows (a planar link): X applied as a matrix of
+    a few entries, the joint's d formed from s's products (_general)."""
+    return len(nd.speeds) == 1 and len(nd.rows) <= 3
 
 
 def _fixed_points(body) -> list:
@@ -312,16 +323,16 @@ def _applied(motions, bodies, places, data, loads) -> list:
 class _Definitions:
     """The program's temporaries as the recursion defines them (cg_<label> each)."""
 
-    def __init__(self):
-        self.temps, self.names, self.used = [], {}, None
+    def __init__(self, temps=(), names=None):
+        """temps, names: those of the program the recursion's temporaries follow."""
+        self.temps, self.names = list(temps), dict(names or {})
+        self.used = set(self.names.values())
 
     def __call__(self, label, expr):
         expr = sm.sympify(expr)
         if expr.is_number or expr.is_Symbol:
             return expr
         name = f"cg_{label}"
-        if self.used is None or len(self.used) != len(self.names):
-            self.used = set(self.names.values())
         while name in self.used:        # a kinematic intermediate's name (codegen.relative)
             name += "_"
         s = sm.Symbol(name, real=True)
@@ -331,14 +342,14 @@ class _Definitions:
         return s
 
 
-def _tree_inputs(eom, define):
-    """(program, q', S, X, W, h, Q): one CSE over q' and the tree's inputs (s, X, W, h, Q),
-    whose temporaries start define's; each non-numeric entry then a named temporary."""
+def _tree_inputs(eom):
+    """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W,
+    h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
+    then a named temporary; T[k] the transport into node k (None for a root)."""
     tree = eom.tree
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
         for name, values in (("s", [e for row in nd.s for e in row]), ("h", nd.h),
-                             ("X", [e for row in nd.X for e in row]),
                              ("W", [e for row in nd.W for e in row]),
                              ("R", [e for row in nd.R or [] for e in row]), ("r", nd.r or [])):
             for i, e in enumerate(values):
@@ -349,7 +360,7 @@ def _tree_inputs(eom, define):
     prog = make_program(eom, [("qd", list(eom.qdot)), ("base", base),
                               ("Q", [tree.Q[j] for j in qpos])])
     out = dict(prog.outputs)
-    define.temps, define.names = list(prog.temporaries), dict(prog.names)
+    define = _Definitions(prog.temporaries, prog.names)
     vals = {}
     for (k, name, i), e in zip(where, out["base"]):
         vals[k, name, i] = define(f"{name}{k}_{i}", e)
@@ -363,25 +374,32 @@ def _tree_inputs(eom, define):
     S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
          for k, nd in enumerate(nodes)]
     h = [get(k, "h", nd.h) for k, nd in enumerate(nodes)]
-    X = [sm.Matrix(len(nd.rows), len(nodes[nd.parent].rows) if nd.parent >= 0 else 0,
-                   get(k, "X", [e for row in nd.X for e in row])) for k, nd in enumerate(nodes)]
     W = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
          for k, nd in enumerate(nodes)]
     T = [None if nd.R is None else
          _Transport(sm.Matrix(3, 3, get(k, "R", [e for row in nd.R for e in row])),
                     get(k, "r", nd.r), nd.rows, nodes[nd.parent].rows, define, k)
          for k, nd in enumerate(nodes)]
-    return prog, out["qd"], S, X, W, h, Q, T
+    return prog, define, out["qd"], S, W, h, Q, T
 
 
 class _Transport:
     """X = [[R, 0], [-R r×, R]] = diag(R, R) [[1, 0], [-r×, 1]] from a parent's rows to a
     child's, applied as its two factors: a rotation of each 3-block, then the shift by the
-    constant offset r (fewer products than X itself, whose -R r× block is dense)."""
+    constant offset r (fewer products than X itself, whose -R r× block is dense); for a
+    planar link, as the matrix X of its few entries (matrix())."""
 
     def __init__(self, R, r, rows, parent_rows, define, k):
-        self.R, self.rx, self.rows, self.prows = R, _skew(r), rows, parent_rows
-        self.define, self.k = define, k
+        self.R, self.r, self.rx, self.rows, self.prows = R, r, _skew(r), rows, parent_rows
+        self.define, self.k, self._X = define, k, None
+
+    def matrix(self) -> sm.Matrix:
+        """X on (rows, parent rows), each non-numeric entry a named temporary."""
+        if self._X is None:
+            X = _spatial_transform(self.R, self.r).extract(self.rows, self.prows)
+            self._X = sm.Matrix(X.rows, X.cols, [self.define(f"X{self.k}_{i}", e)
+                                                 for i, e in enumerate(X)])
+        return self._X
 
     def _named(self, label, M, upper=False):
         d, k = self.define, self.k
@@ -424,7 +442,7 @@ class _Transport:
         return out.extract(self.rows, [0])
 
 
-def _inward(nodes, S, X, W, h, Q, T, define):
+def _inward(nodes, S, W, h, Q, T, define):
     """Tips to root: each body's articulated inertia Ĩ and bias p̃ passed to its parent.
     Returns (step, D) or None if a joint has no inertia by structure: step[k](XA), the
     outward step of body k (its u' and A from X A_parent), D the pivots (each > 0 for a
@@ -437,7 +455,7 @@ def _inward(nodes, S, X, W, h, Q, T, define):
         upper = {(i, c): define(f"I{k}_{i}_{c}", Iacc[k][i, c]) for i in range(m) for c in range(i, m)}
         Ik = sm.Matrix(m, m, lambda i, c: upper[min(i, c), max(i, c)])
         pk = sm.Matrix([define(f"p{k}_{i}", pacc[k][i]) for i in range(m)])
-        one = len(nd.speeds) == 1 and m <= 3     # planar: a few products
+        one = _planar(nd)
         joint = None if one else _schur(k, nd, Ik, pk, S[k], Q, define)
         if joint is None:
             joint = _general(k, nd, Ik, pk, S[k], Q, one, define)
@@ -448,8 +466,9 @@ def _inward(nodes, S, X, W, h, Q, T, define):
             D[j] = d
         if nd.parent >= 0:
             if one:
-                Iacc[nd.parent] += X[k].T * It * X[k]
-                pacc[nd.parent] += X[k].T * pt
+                X = T[k].matrix()
+                Iacc[nd.parent] += X.T * It * X
+                pacc[nd.parent] += X.T * pt
             else:
                 Iacc[nd.parent] += T[k].congruence(It)
                 pacc[nd.parent] += T[k].transposed(
@@ -561,18 +580,18 @@ def _schur(k, nd, Ik, pk, s, Q, define):
     return It, pt, step, pivots
 
 
-def _outward(nodes, X, T, step, nspeeds, define):
+def _outward(nodes, T, step, nspeeds, define):
     """Root to tips: each body's u' and A from X A_parent (step, see _inward)."""
     has_children = {nd.parent for nd in nodes}
     A, ud = [None] * len(nodes), [None] * nspeeds
     for k, nd in enumerate(nodes):
         if nd.parent < 0:
             XA = sm.zeros(len(nd.rows), 1)
-        elif len(nd.speeds) == 1 and len(nd.rows) <= 3:
-            XA = X[k] * A[nd.parent]
+        elif _planar(nd):
+            XA = T[k].matrix() * A[nd.parent]
         else:
             XA = T[k](A[nd.parent])
-        if len(nd.speeds) > 1 or len(nd.rows) > 3:     # used by every u' and by A: named once
+        if not _planar(nd):                     # used by every u' and by A: named once
             XA = sm.Matrix([define(f"XA{k}_{i}", v) for i, v in enumerate(XA)])
         acc, Ak = step[k](XA)
         for j, v in zip(nd.speeds, acc):
@@ -585,18 +604,17 @@ def _outward(nodes, X, T, step, nspeeds, define):
 def tree_program(eom) -> Program | None:
     """q' and u' of a tree-structured model in one straight-line program.
 
-    One CSE over q' and the tree's inputs (s, X, W, h, Q); the inward and the
+    One CSE over q' and the tree's inputs (s, W, h, R, r, Q); the inward and the
     outward pass of the recursion follow as further temporaries. Outputs: qd,
     ud and D (the pivots, each > 0 for a positive definite M). None if a
     joint's D is zero by structure (the dense solve then reports the singular
     M at run time)."""
-    define = _Definitions()
-    prog, qd, S, X, W, h, Q, T = _tree_inputs(eom, define)
-    passed = _inward(eom.tree.nodes, S, X, W, h, Q, T, define)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
+    passed = _inward(eom.tree.nodes, S, W, h, Q, T, define)
     if passed is None:
         return None
     step, D = passed
-    ud = _outward(eom.tree.nodes, X, T, step, len(Q), define)
+    ud = _outward(eom.tree.nodes, T, step, len(Q), define)
     outputs = [("qd", qd), ("ud", ud), ("D", D)]
     return Program(inputs=prog.inputs, names=define.names,
                    temporaries=live_temporaries(define.temps, outputs), outputs=outputs)

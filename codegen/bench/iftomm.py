@@ -28,6 +28,8 @@ import time
 import numpy as np
 import sympy as sm
 
+from codegen.abi import STATUS_CODE
+
 T_END = 10.0
 #: (label, simulate's keyword arguments)
 METHODS = [("dopri5, rtol = atol = 1e-10", dict(method="dopri5", rtol=1e-10, atol=1e-10)),
@@ -53,7 +55,6 @@ def run(model, mod, kwargs: dict, repeat: int, exact=None) -> dict:
         t0 = time.process_time()
         res = mod.simulate((0.0, T_END), x0, p, t_eval=times, **kwargs)
         cpu.append(time.process_time() - t0)
-    from codegen.abi import STATUS_CODE
     status = "ok" if res.success else res.message
     if res.status == STATUS_CODE["CG_NEAR_SINGULAR"]:       # a whole run, with a warning
         status = "near singular: " + res.message.rsplit(": ", 1)[1]

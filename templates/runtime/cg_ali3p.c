@@ -92,6 +92,18 @@ static void cg_refine(int nq, int nh, const double *P, const double *inv, const 
     }
 }
 
+/* the trapezoidal rule's speeds (into y after the positions) and accelerations at the
+   positions y: q' = 2/h q + dh, q'' = 4/h^2 q + ddh */
+static void cg_trapezoid(int nq, double h, const double *dh, const double *ddh, double *y,
+                         double *a)
+{
+    int i;
+    for (i = 0; i < nq; i++) {
+        y[nq + i] = 2.0 / h * y[i] + dh[i];
+        a[i] = 4.0 / (h * h) * y[i] + ddh[i];
+    }
+}
+
 CG_API int cg_ali3p_step(cg_integrator *s, double h)
 {
     const cg_model *m = CG_SM(s);
@@ -113,10 +125,7 @@ CG_API int cg_ali3p_step(cg_integrator *s, double h)
     }
     for (it = 0;; it++) {
         double move = 0.0;
-        for (i = 0; i < nq; i++) {
-            y[nq + i] = 2.0 / h * y[i] + dh[i];
-            a[i] = 4.0 / (h * h) * y[i] + ddh[i];
-        }
+        cg_trapezoid(nq, h, dh, ddh, y, a);
         m->eval(t, y, p, r, qd, M, F, J, Bd, S);
         m->position(t, y, p, r, f, J);
         s->nfev++;
@@ -156,10 +165,7 @@ CG_API int cg_ali3p_step(cg_integrator *s, double h)
         }
     }
     /* the speeds, then the accelerations, projected with one factorization of P */
-    for (i = 0; i < nq; i++) {
-        y[nq + i] = 2.0 / h * y[i] + dh[i];
-        a[i] = 4.0 / (h * h) * y[i] + ddh[i];
-    }
+    cg_trapezoid(nq, h, dh, ddh, y, a);
     m->eval(t, y, p, r, qd, M, F, J, Bd, S);
     m->velocity(t, y, p, r, J, B);
     cg_penalized(nq, nh, M, J, c, P);

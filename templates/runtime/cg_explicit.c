@@ -109,7 +109,6 @@ CG_API int cg_first_step(cg_integrator *s, int p)
     return CG_OK;
 }
 
-/* bookkeeping of an adaptive step: accepted (dense output already stored) ... */
 /* CG_OK while the state at s->t keeps its configuration constraints: |f| within
    CG_MANIFOLD_FACTOR times the run's tolerance, and never less than CG_MANIFOLD_TOL
    (what simulate asks of a start); else CG_ERR_MANIFOLD: a run does not go on off its
@@ -131,6 +130,7 @@ CG_API int cg_on_manifold(cg_integrator *s)
     return CG_OK;
 }
 
+/* bookkeeping of an adaptive step: accepted (dense output already stored) ... */
 CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted)
 {
     s->t_old = t;
