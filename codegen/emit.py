@@ -213,7 +213,9 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
     All inputs are read before any output is written, so an array may be both
     (the unrolled solve's F); that solve is never parted, as a part reads the
     inputs again after earlier parts wrote."""
-    count = len(program.temporaries) + sum(len(e) for _, e in program.outputs)
+    # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
+    count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
+                                           for e in exprs)
     parted = count > PART_LIMIT and kind != "ldl"
     names = program.names
     if parted:

@@ -176,6 +176,24 @@ def _dependency_order(defs: list) -> list:
     return out
 
 
+def _propagate_copies(temps: list, outputs: list):
+    """temps without the definitions that are another symbol or a number (an
+    intermediate the CSE reduced to one of its temporaries): their uses read
+    the original instead, so the C has no copies."""
+    rename, kept = {}, []
+    for sym, expr in temps:
+        if rename and not expr.free_symbols.isdisjoint(rename):
+            expr = expr.xreplace(rename)
+        if expr.is_Symbol or expr.is_number:
+            rename[sym] = expr
+        else:
+            kept.append((sym, expr))
+    if not rename:
+        return temps, outputs
+    return kept, [e.xreplace(rename) if not sm.sympify(e).free_symbols.isdisjoint(rename) else e
+                  for e in outputs]
+
+
 def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermediates=()) -> Program:
     """One CSE over all the groups [(array, exprs)] of one generated function.
 
@@ -215,6 +233,7 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
         temps = _dependency_order(list(temps) + [(item.symbol, e) for item, e in
                                                  zip(items, reduced[:len(items)])])
         reduced = reduced[len(items):]
+    temps, reduced = _propagate_copies(temps, reduced)
     present = set()
     for e in reduced + [e for _, e in temps]:
         present |= e.free_symbols | e.atoms(sm.Derivative) | e.atoms(sm.core.function.AppliedUndef)

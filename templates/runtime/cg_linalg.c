@@ -123,26 +123,47 @@ CG_API void cg_cholesky_backsolve(int n, const double *A, const double *inv, dou
     }
 }
 
-/* y <- (y - sum_j a[j] B[j*w + .]) * scale over w entries. Each block of four
+/* y <- (y - sum_j a[j] B[j*w + .]) * scale over w entries. Each block of eight
    columns stays in registers while all cnt rows are subtracted, so y is read and
-   written once (the straight-line blocks vectorize at -O2) */
+   written once; eight columns are eight independent chains of subtractions
+   (four SSE2 registers), enough to hide their latency, where four left the
+   solve of the Jacobian's 26 columns latency-bound (0.61 -> 0.51 us at n = 13) */
 static void cg_combine_rows(double *CG_RESTRICT y, const double *CG_RESTRICT B,
                             const double *CG_RESTRICT a, int cnt, int w, double scale)
 {
     int c = 0, j;
-    for (; c + 4 <= w; c += 4) {
+    for (; c + 8 <= w; c += 8) {
         double s0 = y[c], s1 = y[c + 1], s2 = y[c + 2], s3 = y[c + 3];
+        double s4 = y[c + 4], s5 = y[c + 5], s6 = y[c + 6], s7 = y[c + 7];
         for (j = 0; j < cnt; j++) {
             const double *b = B + j * w + c, f = a[j];
             s0 -= f * b[0];
             s1 -= f * b[1];
             s2 -= f * b[2];
             s3 -= f * b[3];
+            s4 -= f * b[4];
+            s5 -= f * b[5];
+            s6 -= f * b[6];
+            s7 -= f * b[7];
         }
         y[c] = s0 * scale;
         y[c + 1] = s1 * scale;
         y[c + 2] = s2 * scale;
         y[c + 3] = s3 * scale;
+        y[c + 4] = s4 * scale;
+        y[c + 5] = s5 * scale;
+        y[c + 6] = s6 * scale;
+        y[c + 7] = s7 * scale;
+    }
+    for (; c + 2 <= w; c += 2) {
+        double s0 = y[c], s1 = y[c + 1];
+        for (j = 0; j < cnt; j++) {
+            const double *b = B + j * w + c, f = a[j];
+            s0 -= f * b[0];
+            s1 -= f * b[1];
+        }
+        y[c] = s0 * scale;
+        y[c + 1] = s1 * scale;
     }
     for (; c < w; c++) {
         double s = y[c];
