@@ -88,14 +88,14 @@ def test_stiff_spring_damper(models, method):
     assert abs(explicit.x[:, 0] - exact).max() < 1e-3
 
 
-@pytest.mark.parametrize("method, bound", [("rosenbrock", 1), ("rosw", 1), ("bdf", 3)])
+@pytest.mark.parametrize("method, bound", [("rosenbrock", 1), ("rosw", 1), ("bdf", 4)])
 def test_implicit_accuracy_follows_the_tolerance(models, method, bound):
     """The Rosenbrock 4(3), Rosenbrock-W 3(2) and BDF methods against the
     exact solution of the stiff spring-damper, dense output included: the
     error falls with the tolerance (about in proportion here) and stays below
-    rtol (the solution's size is 1; 3 rtol for the BDF, whose errors are
-    1.1-2 rtol here, as SciPy's BDF's); and against DOP853 on the nonlinear
-    pendulum with an input."""
+    rtol (the solution's size is 1; 4 rtol for the BDF, whose errors are
+    1.2-3.5 rtol here, as LSODA's 1.2-3.0 and SciPy's BDF's 1.2-2.1); and
+    against DOP853 on the nonlinear pendulum with an input."""
     model, _, mod = models["spring"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
     c, k, m = p
@@ -172,12 +172,16 @@ def test_rosw_keeps_its_jacobian_on_a_stiff_chain(models):
 
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-6, 1e-8])
-def test_bdf_takes_the_steps_of_scipys(models, tol):
+def test_bdf_against_scipys(models, tol):
     """Our BDF is the algorithm of SciPy's BDF (Shampine's NDF, orders 1-5, the
-    same step, order and Newton rules) run in C: on the stiff chain it takes
-    the same number of steps within 5 % (the finite-difference Jacobians
-    differ in their rounding and in when they are formed), to errors of the
-    same size."""
+    same step and order rules) run in C, with the reuse of CVODE and LSODE:
+    the factored Newton matrix kept while h / alpha stays within 30 %, Newton's
+    rate carried between steps, Newton stopped at rtol^(1/4) of the error
+    tolerance. On the stiff chain (finite-difference Jacobians) it takes the
+    same number of steps within 10 %, with fewer RHS calls (Jacobians
+    included: 0.93, 0.80 and 0.67 times SciPy's at the three tolerances), to an
+    error at t = 1 at most 5 times SciPy's (the finite-difference Jacobians
+    differ in their rounding: without the reuse, 3.3 times at rtol = 1e-4)."""
     model, _, mod = models["stiff"]
     p = np.array([model.parameter_values[c] for c in mod.constants])
     x0 = np.array(model.initial_state, float)
@@ -187,9 +191,11 @@ def test_bdf_takes_the_steps_of_scipys(models, tol):
     theirs = solve_ivp(mod.rhs, (0, 1), x0, args=(p, [0.0]), method="BDF", rtol=tol, atol=tol)
     assert ours.success and theirs.success
     steps = len(theirs.t) - 1
-    assert abs(ours.nsteps - steps) <= 0.05 * steps, (ours.nsteps, steps)
     e_ours, e_theirs = abs(ours.x[-1] - ref).max(), abs(theirs.y[:, -1] - ref).max()
-    assert e_ours < 5 * e_theirs and e_theirs < 5 * e_ours, (e_ours, e_theirs)
+    theirs_nfev = theirs.nfev + theirs.njev * mod.nx      # their Jacobians' calls apart
+    assert abs(ours.nsteps - steps) <= 0.1 * steps, (ours.nsteps, steps)
+    assert ours.nfev < 0.95 * theirs_nfev, (ours.nfev, theirs_nfev)
+    assert e_ours < 5 * e_theirs, (e_ours, e_theirs)
 
 
 def test_batches_equal_one_by_one(models):

@@ -54,6 +54,7 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->jac_age = -1;
     s->w_diag = 0.0;
     s->order = 0;
+    s->crate = 1.0;
     s->steps = s->rejected = s->nfev = 0;
     s->p = p;
     s->n_table = n_table;

@@ -92,6 +92,7 @@ struct cg_integrator {
     int jac_age;                     /* accepted steps since J was formed, -1 = none */
     double w_diag;                   /* W = w_diag I - J is factored in w (0 = none) */
     int order, n_equal;              /* BDF: current order (0 = not started), equal steps */
+    double crate;                    /* BDF: Newton's convergence rate with this W (1 = unknown) */
     int have_step;
     /* run-time constraints: the rank of A at the start (a consistent state), and the
        lowest ratio s[rank - 1] / s[0] met since, with its time
