@@ -7,3 +7,15 @@ def median_time(f, number: int = 2000) -> float:
     f()
     times = sorted(t / number for t in timeit.repeat(f, number=number, repeat=7))
     return times[len(times) // 2]
+
+
+def alternating_times(fns: dict, number: int = 2000, rounds: int = 3) -> dict:
+    """{name: time per call} of each function of fns: the least of its median_time over
+    rounds, the functions measured in turn in each round, so that a slow spell of the
+    machine does not fall on one of them alone."""
+    best = {}
+    for _ in range(rounds):
+        for name, f in fns.items():
+            t = median_time(f, number)
+            best[name] = min(t, best.get(name, t))
+    return best
