@@ -41,6 +41,8 @@ cdef extern from "cg_model.h":
                        const double *r, double tol, int maxiter, double *xout) noexcept nogil
         int (*jacobian)(const cg_model *m, double t, const double *x, const double *p,
                         const double *r, double *J, double *Jr) noexcept nogil
+        int (*parameter_jacobian)(const cg_model *m, double t, const double *x,
+                                  const double *p, const double *r, double *Jp) noexcept nogil
         size_t (*integrator_size)(const cg_model *m) noexcept nogil
         int (*integrator_init)(cg_integrator *s, const cg_model *m, int method, double t0,
                                const double *x0, const double *p, int n_table,
@@ -349,28 +351,51 @@ cdef class Dynamics:
         """d x'/d r at (t, x): shape (nx, nr)."""
         return self._jacobians(t, x, p, r, True, None)[1]
 
+    def parameter_jacobian(self, double t, x, p, r=None, out=None):
+        """d x'/d p at (t, x): shape (nx, np), the sensitivities to the constants in
+        p's order, analytic as jacobian is. Needs a model built with
+        parameter_jacobian=True. out: a writable C-contiguous float64 (nx, np) array."""
+        x = self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        out = self._out_matrix(out, self.np)
+        if self.np == 0:
+            return out
+        cdef int code = self.rt.parameter_jacobian(self.m, t, _data(x), _data(p), _data(r),
+                                                   <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        if code == CG_ERR_NO_JACOBIAN:
+            raise ValueError(f"{self.name}: the model was built without its parameter "
+                             f"Jacobian" + (" (a model with run-time constraints has none)"
+                                            if self.nc else
+                                            "; regenerate it with parameter_jacobian=True"))
+        if code:
+            self._fail(code, t, x, p, r)
+        return out
+
     def linearize(self, x, p, r=None, double t=0.0):
         """(A, B) with d x'/d x = A and d x'/d r = B at (t, x, r): the linearization of
         the compiled equations over the model's state (codegen.GibbsAppellMethod.linearize
         is its symbolic counterpart)."""
         return self._jacobians(t, x, p, r, True, None)
 
+    cdef object _out_matrix(self, out, Py_ssize_t cols):
+        """A new (nx, cols) float64 array, or out checked to be one the C can write."""
+        cdef cnp.npy_intp dims[2]
+        dims[0] = self.nx
+        dims[1] = cols
+        if out is None:
+            return cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+        if not _is_float_matrix(out, self.nx, cols):
+            raise ValueError(f"{self.name}: out must be a writable C-contiguous float64 "
+                             f"array of shape ({self.nx}, {cols}) in native byte order")
+        return out
+
     cdef tuple _jacobians(self, double t, x, p, r, bint with_inputs, J):
         x = self._vector(x, self.nx, "x")
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
-        cdef cnp.npy_intp dims[2]
-        dims[0] = self.nx
-        dims[1] = self.nx
-        if J is None:
-            J = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
-        elif not _is_float_matrix(J, self.nx, self.nx):
-            raise ValueError(f"{self.name}: out must be a writable C-contiguous float64 "
-                             f"array of shape ({self.nx}, {self.nx}) in native byte order")
-        Jr = None
-        if with_inputs:
-            dims[1] = self.nr
-            Jr = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+        J = self._out_matrix(J, self.nx)
+        Jr = self._out_matrix(None, self.nr) if with_inputs else None
         cdef int code = self.rt.jacobian(self.m, t, _data(x), _data(p), _data(r),
                                          <double *>cnp.PyArray_DATA(<cnp.ndarray>J),
                                          <double *>cnp.PyArray_DATA(<cnp.ndarray>Jr)

@@ -314,7 +314,8 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
             eom._need_formed()
         eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
     with stages("CSE"):
-        programs = build_programs(eq, options.unrolled_limit, options.jacobian)
+        programs = build_programs(eq, options.unrolled_limit, options.jacobian,
+                                  options.parameter_jacobian)
     with stages("emitting"):
         sources = emit(programs, eq, name, options.rank_rtol, options.fused)
     return eq, sources
@@ -323,7 +324,7 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
              flags=None, force: bool = False, rank_rtol: float = 1e-9, recursive=None,
              unrolled_limit: int = 8000, fused: bool = False, jacobian: bool | None = None,
-             progress: bool = False):
+             parameter_jacobian: bool = False, progress: bool = False):
     """Generate, compile and load the dynamics of a formed model.
 
     Parameters
@@ -341,7 +342,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         Parent folder; the model goes to ``output_dir/name/``.
     force : bool
         Rebuild even if the cache has this model.
-    flags, rank_rtol, recursive, unrolled_limit, fused, jacobian
+    flags, rank_rtol, recursive, unrolled_limit, fused, jacobian, parameter_jacobian
         The code-generation options (see :class:`codegen.options.Options`);
         flags default to ``PORTABLE_FLAGS``, ``host_flags()`` adds -march=native.
     progress : bool or codegen.progress.Stages
@@ -356,7 +357,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     """
     options = Options(flags=PORTABLE_FLAGS if flags is None else flags, rank_rtol=rank_rtol,
                       recursive=recursive, unrolled_limit=unrolled_limit, fused=fused,
-                      jacobian=jacobian)
+                      jacobian=jacobian, parameter_jacobian=parameter_jacobian)
     stages = progress if isinstance(progress, Stages) else Stages(progress)
     eq, sources = model_sources(eom, name, constants, specifieds, options, stages)
     target = _prepare_dir(output_dir, name)

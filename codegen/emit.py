@@ -167,6 +167,7 @@ class Sources:
     nc: int = 0           # run-time constraint rows
     nh: int = 0           # of which from configuration constraints
     jacobian: bool = False  # the analytic Jacobian is generated
+    parameter_jacobian: bool = False  # and the parameter sensitivities
 
 
 def _trig_plan(program: Program) -> dict:
@@ -204,7 +205,7 @@ def _trig_plan(program: Program) -> dict:
 #: parameter lists themselves are function.j2's)
 _WRITES = {"eval": ["qd", "M", "F", "A", "Bd", "S"], "tree": ["qd", "ud", "D"],
            "ldl": ["F", "D"], "position": ["f", "fq"], "velocity": ["A", "B"],
-           "jacobian": ["Jq", "R", "Jqr", "Rr"]}
+           "jacobian": ["Jq", "R", "Jqr", "Rr"], "parameter_jacobian": ["Jqp", "Rp"]}
 
 
 def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
@@ -269,7 +270,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
                               " term into S (A u' = B' + S)" if c else "") + ": one pass")]
     pointers = {"eval": f"{name}_eval", "tree": "0", "ldl": "0", "position": "0", "velocity": "0",
-                "jacobian": "0"}
+                "jacobian": "0", "parameter_jacobian": "0"}
     for kind, key, comment in (
             ("position", "position", "configuration constraints f(q, t) and their Jacobian f_q"),
             ("velocity", "velocity", "A and B of the constraints A u = B"),
@@ -279,14 +280,16 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
                              "u' into F, the pivots into D"),
             ("jacobian", "jacobian", "the analytic Jacobian's parts at x with u' given: dq'/dx "
                                      "into Jq, dF/dx - (dM/dx) u' into R, the same over r into "
-                                     "Jqr and Rr (row-major)")):
+                                     "Jqr and Rr (row-major)"),
+            ("parameter_jacobian", "parameter_jacobian",
+             "the same over the constants: dq'/dp into Jqp, dF/dp - (dM/dp) u' into Rp")):
         if key in programs:
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment))
             pointers[kind] = f"{name}_{kind}"
     tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
-              if k not in ("solve", "tree", "jacobian"))
+              if k not in ("solve", "tree", "jacobian", "parameter_jacobian"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
@@ -309,7 +312,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
         functions=functions, fused=fused,
         pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity",
-                                        "jacobian")])
+                                        "jacobian", "parameter_jacobian")])
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:
@@ -323,4 +326,5 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
                    mass_failure=mass_failure, nc=data["nc"], nh=data["nh"],
-                   jacobian="jacobian" in programs)
+                   jacobian="jacobian" in programs,
+                   parameter_jacobian="parameter_jacobian" in programs)

@@ -54,7 +54,7 @@ def _write_all(target: Path, files: dict) -> None:
 
 def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=None,
              rank_rtol: float = 1e-9, driver: bool = True, recursive=None,
-             jacobian: bool | None = None) -> Path:
+             jacobian: bool | None = None, parameter_jacobian: bool = False) -> Path:
     """Write a self-contained C99 library of the model into ``output_dir/name``.
 
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
@@ -70,9 +70,11 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     model is refused. Returns the folder. The analytic Jacobian (models
     without run-time constraints; see Options.jacobian) is
     ``cg_jacobian(<name>_model(), t, x, p, r, J, Jr)``, CG_ERR_NO_JACOBIAN
-    where the model has none.
+    where the model has none; with parameter_jacobian=True the sensitivities
+    to the constants are ``cg_parameter_jacobian(<name>_model(), t, x, p, r, Jp)``.
     """
-    options = Options(rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
+    options = Options(rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian,
+                      parameter_jacobian=parameter_jacobian)
     eq, sources = model_sources(eom, name, constants, specifieds, options)
     target = _prepare_dir(output_dir, name)
     files = dict(sources.files)

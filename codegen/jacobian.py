@@ -29,7 +29,7 @@ from .constraints import Intermediate, define
 from .forward import forward
 from .kernel import Program, make_program
 
-__all__ = ["jacobian_program"]
+__all__ = ["jacobian_program", "parameter_jacobian_program"]
 
 
 class _Tangents:
@@ -62,9 +62,24 @@ def jacobian_program(eom, limit: int | None = None) -> Program | None:
     """Outputs Jq, R (over the states) and Jqr, Rr (over the specified inputs), row-major;
     input array ud (u'). Only for models without run-time constraints. None when the
     derivative program would exceed limit definitions."""
-    states = list(eom.q) + list(eom.u)
-    wrt = states + list(eom.specifieds)
-    nx, nu = len(states), eom.nu
+    nx, nr = eom.nq + eom.nu, len(eom.specifieds)
+    return _derivative_program(eom, list(eom.q) + list(eom.u) + list(eom.specifieds),
+                               [("Jq", "qd", 0, nx), ("R", "res", 0, nx),
+                                ("Jqr", "qd", nx, nr), ("Rr", "res", nx, nr)], limit)
+
+
+def parameter_jacobian_program(eom) -> Program:
+    """Outputs Jqp (nq x np) and Rp (nu x np), the same parts over the constants p:
+    the parameter sensitivities d x'/dp = [Jqp; M^-1 Rp]."""
+    n = len(eom.constants)
+    return _derivative_program(eom, list(eom.constants),
+                               [("Jqp", "qd", 0, n), ("Rp", "res", 0, n)], None)
+
+
+def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
+    """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
+    [(name, of, first direction, count)]; None past limit definitions."""
+    nu = eom.nu
     ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
     M = eom.M
     # the dynamics' residual at the given u': its derivative is R
@@ -77,7 +92,7 @@ def jacobian_program(eom, limit: int | None = None) -> Program | None:
         tangents.define(symbol, expr)
         if limit is not None and len(tangents.defs) > limit:
             return None
-    (_, qd), (_, rs) = values.outputs
+    outputs = dict(values.outputs)
 
     def rows(exprs, first, count):
         out = []
@@ -85,12 +100,10 @@ def jacobian_program(eom, limit: int | None = None) -> Program | None:
             g = tangents.of(e)
             out += [g.get(first + k, sm.S.Zero) for k in range(count)]
         return out
-    nr = len(eom.specifieds)
-    groups = [("Jq", rows(qd, 0, nx)), ("R", rows(rs, 0, nx)),
-              ("Jqr", rows(qd, nx, nr)), ("Rr", rows(rs, nx, nr))]
+    arrays = [(name, rows(outputs[of], first, count)) for name, of, first, count in groups]
     # the value program's temporaries become definitions of the derivative program
     # (its intermediates among them), all in one more CSE with the partials
     kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(values.temporaries)]
     plain = dataclasses.replace(eom, intermediates=[])
-    return make_program(plain, groups, extra_inputs=extra,
+    return make_program(plain, arrays, extra_inputs=extra,
                         extra_intermediates=kept + tangents.defs)

@@ -259,7 +259,7 @@ TREE_OPERATION_COST = 1.25
 
 
 def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
-                   jacobian: bool | None = None) -> dict:
+                   jacobian: bool | None = None, parameter_jacobian: bool = False) -> dict:
     """The programs of a model's generated functions.
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
@@ -276,7 +276,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
-      within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py).
+      within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py);
+    - "parameter_jacobian" (no run-time constraints, some constants;
+      parameter_jacobian=True): the same parts over the constants.
     """
     from .solve import ldl_program   # solve.py builds on Program
 
@@ -312,4 +314,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
         program = jacobian_program(eom, None if jacobian else AUTO_LIMIT)
         if program is not None:
             programs["jacobian"] = program
+    if parameter_jacobian and c is None and eom.constants:
+        from .jacobian import parameter_jacobian_program
+        programs["parameter_jacobian"] = parameter_jacobian_program(eom)
     return programs

@@ -33,13 +33,16 @@ class Options:
     True always, False never (the integrators fall back to finite differences),
     None (the default) while its program stays small (codegen.jacobian.AUTO_LIMIT
     definitions), since a large model's Jacobian can cost more build time than
-    the model itself."""
+    the model itself. parameter_jacobian: also generate the parameter
+    sensitivities d x'/dp (``CompiledModel.parameter_jacobian``; models without
+    run-time constraints), off by default as most models never use them."""
     flags: tuple = PORTABLE_FLAGS
     rank_rtol: float = 1e-9
     recursive: bool | None = None
     unrolled_limit: int = 8000
     fused: bool = False
     jacobian: bool | None = None
+    parameter_jacobian: bool = False
 
     def __post_init__(self):
         flags = self.flags
@@ -55,6 +58,9 @@ class Options:
             raise TypeError(f"fused must be True or False, got {self.fused!r}")
         if self.jacobian not in (True, False, None):
             raise TypeError(f"jacobian must be None, True or False, got {self.jacobian!r}")
+        if self.parameter_jacobian not in (True, False):
+            raise TypeError(f"parameter_jacobian must be True or False, got "
+                            f"{self.parameter_jacobian!r}")
         if not (isinstance(self.unrolled_limit, int) and self.unrolled_limit >= 0):
             raise ValueError(f"unrolled_limit must be a non-negative integer, got "
                              f"{self.unrolled_limit!r}")
@@ -63,4 +69,5 @@ class Options:
         """A stable text of every field, for the cache key."""
         return (f"flags={' '.join(self.flags)}; rank_rtol={self.rank_rtol!r}; "
                 f"recursive={self.recursive!r}; unrolled_limit={self.unrolled_limit}; "
-                f"fused={self.fused}; jacobian={self.jacobian}")
+                f"fused={self.fused}; jacobian={self.jacobian}"
+                + ("; parameter_jacobian=True" if self.parameter_jacobian else ""))

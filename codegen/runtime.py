@@ -70,6 +70,7 @@ class CompiledModel:
         self.rhs_batch = dynamics.rhs_batch
         self.jacobian = dynamics.jacobian
         self.input_jacobian = dynamics.input_jacobian
+        self.parameter_jacobian = dynamics.parameter_jacobian
         self.linearize = dynamics.linearize
         if self.nc:
             self.constraint_forces = dynamics.constraint_forces

@@ -181,6 +181,72 @@ def test_jacobian_equals_central_differences(built, more_models, bicycle, name):
             assert np.array_equal(mod.input_jacobian(0.0, x, p, rr), Jr)
 
 
+# -- the parameter sensitivities d x'/dp ------------------------------------------------
+@pytest.fixture(scope="module")
+def sensitive(built, outdir):
+    return {name: generate(built[name][1], f"{name}_dp", output_dir=outdir,
+                           parameter_jacobian=True)
+            for name in ("pendulum3", "rolling_disk", "chain2")}
+
+
+def _numeric(expr, values):
+    derivs = {k: v for k, v in values.items() if isinstance(k, sm.Derivative)}
+    rest = {k: v for k, v in values.items() if k not in derivs}
+    return np.array(expr.xreplace(derivs).xreplace(rest).evalf(), dtype=float)
+
+
+@pytest.mark.parametrize("name", ["pendulum3", "rolling_disk", "chain2"])
+def test_parameter_jacobian(built, sensitive, name):
+    """d x'/dp equals central differences of the compiled rhs over p (1e-6) and,
+    for the models without constraints, KanesMethod's full equations
+    differentiated symbolically, M^-1 (dF/dp - dM/dp x'), to 1e-12."""
+    model, ga, _ = built[name]
+    mod = sensitive[name]
+    rng = np.random.default_rng(5)
+    vals = kane_state(model, ga, rng)
+    x, p, r = _point(model, mod, vals)
+    rr = r if len(r) else None
+    Jp = mod.parameter_jacobian(0.0, x, p, rr)
+    assert Jp.shape == (mod.nx, len(mod.constants))
+    fd = _central(lambda c: mod.rhs(0.0, x, c, rr), p)
+    assert np.abs(Jp - fd).max() < 1e-6 * max(1.0, np.abs(Jp).max())
+    if model.u_dependent:
+        return
+    km = me.KanesMethod(**model.kwargs)
+    km.kanes_equations(model.bodies, model.loads)
+    Mf, Ff = km.mass_matrix_full, km.forcing_full
+    xdot = evaluate(Mf, Ff, vals)
+    Mn = _numeric(Mf, vals)
+    order = [[str(s.func) for s in list(km.q) + list(km.u)].index(n) for n in mod.states]
+    by_name = {str(c): c for c in Ff.free_symbols | Mf.free_symbols if isinstance(c, sm.Symbol)}
+    for k, c in enumerate(mod.constants):
+        if c not in by_name:             # a constant the equations do not hold
+            assert not Jp[:, k].any()
+            continue
+        sym = by_name[c]
+        rhs = _numeric(Ff.diff(sym), vals).ravel() - _numeric(Mf.diff(sym), vals) @ xdot
+        col = np.linalg.solve(Mn, rhs)[order]
+        assert np.abs(Jp[:, k] - col).max() < 1e-12 * max(1.0, np.abs(col).max()), c
+
+
+def test_parameter_jacobian_errors(built, sensitive):
+    model, ga, mod = built["pendulum3"]
+    p = mod.parameters(model.parameter_values)
+    x = np.linspace(-0.4, 0.5, mod.nx)
+    with pytest.raises(ValueError, match="regenerate it with parameter_jacobian=True"):
+        mod.parameter_jacobian(0.0, x, p, [0.1])
+    dp = sensitive["pendulum3"]
+    with pytest.raises(ValueError, match=rf"out must be .* \({mod.nx}, {len(p)}\)"):
+        dp.parameter_jacobian(0.0, x, p, [0.1], np.empty((mod.nx, len(p) + 1)))
+    out = np.full((mod.nx, len(p)), np.nan)
+    assert dp.parameter_jacobian(0.0, x, p, [0.1], out) is out
+    assert np.array_equal(out, dp.parameter_jacobian(0.0, x, p, [0.1]))
+    with pytest.raises(ValueError, match="not finite"):
+        dp.parameter_jacobian(0.0, x, np.full(len(p), np.nan), [0.1])
+    with pytest.raises(TypeError, match="parameter_jacobian must be True or False"):
+        generate(ga, "bad_dp", output_dir="unused", parameter_jacobian=None)
+
+
 # -- a closed loop: the linearization on the constraint manifold -------------------------
 @pytest.fixture(scope="module")
 def four_bar(outdir):

@@ -20,6 +20,11 @@ joints, point masses). Per n, in one interpreter, median time per call of
 Before timing, Pinocchio's derivatives, carried from its relative joint
 angles to our absolute ones (q_abs = L q_rel: d a_abs / d x_abs = L D L⁻¹),
 are compared with ours (relative 1e-8).
+
+A second table times the parameter sensitivities d x'/dp
+(``CompiledModel.parameter_jacobian``, the model built a second time, with
+``parameter_jacobian=True``) against central differences of our ``rhs`` over
+p (2 np calls); Pinocchio has no counterpart.
 """
 from __future__ import annotations
 
@@ -55,7 +60,10 @@ def measure(n: int) -> dict:
     from codegen.examples import n_pendulum_on_cart
     model = n_pendulum_on_cart(n)
     ga = GibbsAppellMethod(**model.kwargs)
-    mod = generate(ga, f"jac_bench{n}", output_dir=tempfile.mkdtemp(), jacobian=True)
+    out_dir = tempfile.mkdtemp()
+    mod = generate(ga, f"jac_bench{n}", output_dir=out_dir, jacobian=True)
+    # the sensitivities in a build of their own: the Jacobian is timed as users build it
+    mod_p = generate(ga, f"jac_bench{n}_p", output_dir=out_dir, parameter_jacobian=True)
     vals = model.parameter_values
     p = mod.parameters(vals)
     rng = np.random.default_rng(n)
@@ -90,6 +98,23 @@ def measure(n: int) -> dict:
     res["forward_differences"] = median_time(forward, 500)
     res["central_differences"] = median_time(central, 500)
     res["fd_error"] = float(abs(central() - J).max() / abs(J).max())
+    # the parameter sensitivities against central differences over p
+    Jp, npar = mod_p.parameter_jacobian(0.0, x, p, r), len(p)
+    Jpout = np.empty((nx, npar))
+
+    def central_p():
+        cols = np.empty((nx, npar))
+        for k in range(npar):
+            step = 1e-6 * max(1.0, abs(p[k]))
+            pp, pm = p.copy(), p.copy()
+            pp[k] += step
+            pm[k] -= step
+            cols[:, k] = (rhs(0.0, x, pp, r) - rhs(0.0, x, pm, r)) / (2 * step)
+        return cols
+    res["np"] = npar
+    res["ours_p"] = median_time(lambda: mod_p.parameter_jacobian(0.0, x, p, r, Jpout), 5000)
+    res["central_p"] = median_time(central_p, 500)
+    res["fd_error_p"] = float(abs(central_p() - Jp).max() / abs(Jp).max())
     try:
         pin, pm, data = _pinocchio(n, vals)
     except ImportError:
@@ -123,8 +148,10 @@ def main(argv=None) -> int:
     print("| n | nx | ours, out= | ours, new array | Pinocchio computeABADerivatives | "
           "forward differences of our rhs | central differences | central differences' error |")
     print("|---|---|---|---|---|---|---|---|")
+    results = []
     for n in args.n:
         res = measure(n)
+        results.append((n, res))
         ours = res["ours"]
 
         def cell(key):
@@ -134,6 +161,14 @@ def main(argv=None) -> int:
               f"{cell('pinocchio')} | "
               f"{cell('forward_differences')} | {cell('central_differences')} | "
               f"{res['fd_error']:.1e} |", flush=True)
+    print("\nParameter sensitivities d x'/dp per call from Python [µs] (ratio = peer / ours)\n")
+    print("| n | nx x np | ours, out= | central differences over p | their error |")
+    print("|---|---|---|---|---|")
+    for n, res in results:
+        ours = res["ours_p"]
+        print(f"| {n} | {res['nx']} x {res['np']} | {ours * 1e6:.2f} | "
+              f"{res['central_p'] * 1e6:.2f} ({res['central_p'] / ours:.1f}x) | "
+              f"{res['fd_error_p']:.1e} |")
     return 0
 
 

@@ -25,7 +25,7 @@
 
 static const cg_runtime cg_fused_runtime = {
     cg_rhs, cg_mass_matrix, cg_forcing, cg_constraint_forces, cg_residuals, cg_project,
-    cg_jacobian,
+    cg_jacobian, cg_parameter_jacobian,
     cg_integrator_size, cg_integrator_init, cg_integrate_to, cg_integrator_stats,
     cg_integrator_set
 };

@@ -48,6 +48,15 @@
 #define CG_RESTRICT restrict
 #endif
 
+/* a static helper that must not cost a call (the shared first half of two entry points) */
+#if defined(__GNUC__)
+#define CG_ALWAYS_INLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define CG_ALWAYS_INLINE static __forceinline
+#else
+#define CG_ALWAYS_INLINE static inline
+#endif
+
 /* ---- cg_linalg.c ---- */
 CG_API int cg_lu_decompose(int n, double *A, int *piv);
 CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b);

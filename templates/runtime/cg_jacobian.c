@@ -6,7 +6,8 @@
  * (and the same over the specified inputs). The model's C gives Jq and R
  * (forward-mode derivatives of its program, codegen.jacobian) straight into
  * J's rows; here M is factored once (Cholesky, or LU when it is not
- * symmetric) and R is solved in place, all its columns at once.
+ * symmetric) and R is solved in place, all its columns at once. The
+ * parameter sensitivities d dx / dp are the same over the constants.
  */
 #include "cg_internal.h"
 
@@ -18,6 +19,24 @@ static void cg_solve_block(const cg_model *m, const double *M, const double *inv
     else cg_lu_solve_rows(m->nu, M, piv, B, w);
 }
 
+/* dx = [q'; u'] at (t, x) with M's factors left in M (and inv, piv) for the
+   derivative solves; CG_OK or the diagnosed failure. Inlined: as a call it cost
+   the 12-link Jacobian 0.1 us (5 %) */
+CG_ALWAYS_INLINE int cg_factored_dynamics(const cg_model *m, double t, const double *x, const double *p,
+                                const double *r, double *dx, double *M, double *inv, int *piv)
+{
+    const int nq = m->nq, nu = m->nu;
+    int code = CG_OK;
+    if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
+    m->eval(t, x, p, r, dx, M, dx + nq, 0, 0, 0);
+    if ((m->flags & CG_SYMMETRIC) ? cg_cholesky_factor(nu, M, inv) : cg_lu_decompose(nu, M, piv))
+        code = CG_ERR_MASS;
+    else
+        cg_solve_block(m, M, inv, piv, dx + nq, 1);
+    if (code == CG_OK && !cg_all_finite(dx, m->nx)) code = CG_ERR_OUTPUT;
+    return code ? cg_diagnose(m, t, x, p, r, code) : CG_OK;
+}
+
 CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const double *p,
                        const double *r, double *J, double *Jr)
 {
@@ -25,18 +44,10 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
     const int nq = m->nq, nu = m->nu, nx = m->nx, nr = m->nr;
     double dx[CG_LEN(nx)], scratch[CG_LEN(Jr ? 0 : nx * nr)];
     double M[CG_LEN(m->nm)], inv[CG_LEN(nu)];
-    int piv[CG_LEN(nu)], code = CG_OK;
+    int piv[CG_LEN(nu)], code;
     double *Jin = Jr ? Jr : scratch;
     if (!m->jacobian) return CG_ERR_NO_JACOBIAN;
-    if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
-    /* q', M and F, then u' with the factors that serve the Jacobian too */
-    m->eval(t, x, p, r, dx, M, dx + nq, 0, 0, 0);
-    if ((m->flags & CG_SYMMETRIC) ? cg_cholesky_factor(nu, M, inv) : cg_lu_decompose(nu, M, piv))
-        code = CG_ERR_MASS;
-    else
-        cg_solve_block(m, M, inv, piv, dx + nq, 1);
-    if (code == CG_OK && !cg_all_finite(dx, nx)) code = CG_ERR_OUTPUT;
-    if (code) return cg_diagnose(m, t, x, p, r, code);
+    if ((code = cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv))) return code;
     /* [Jq; R] straight into J's rows, [Jqr; Rr] into Jr's, then R and Rr solved in place */
     m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr);
     cg_solve_block(m, M, inv, piv, J + nq * nx, nx);
@@ -46,4 +57,18 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
         if (!cg_all_finite(Jr, nx * nr)) return CG_ERR_OUTPUT;
     }
     return CG_OK;
+}
+
+CG_API int cg_parameter_jacobian(const cg_model *m, double t, const double *x, const double *p,
+                                 const double *r, double *Jp)
+{
+    CG_FIX_MODEL(m);
+    const int nq = m->nq, nu = m->nu, nx = m->nx, np = m->np;
+    double dx[CG_LEN(nx)], M[CG_LEN(m->nm)], inv[CG_LEN(nu)];
+    int piv[CG_LEN(nu)], code;
+    if (!m->parameter_jacobian) return CG_ERR_NO_JACOBIAN;
+    if ((code = cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv))) return code;
+    m->parameter_jacobian(t, x, p, r, dx + nq, Jp, Jp + nq * np);
+    cg_solve_block(m, M, inv, piv, Jp + nq * np, np);
+    return cg_all_finite(Jp, nx * np) ? CG_OK : CG_ERR_OUTPUT;
 }

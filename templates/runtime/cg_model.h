@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 3
+#define CG_ABI_VERSION 4
 
 /* X(symbol, value, message): the status codes of every runtime function */
 #define CG_STATUS_LIST(X) \
@@ -81,6 +81,11 @@ typedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const
    dF/dx - (dM/dx) ud (nu x nx) into R, and the same over r (nq x nr, nu x nr) */
 typedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r,
                                const double *ud, double *Jq, double *R, double *Jqr, double *Rr);
+/* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud (nu x np)
+   into Rp */
+typedef void (*cg_parameter_jacobian_fn)(double t, const double *x, const double *p,
+                                         const double *r, const double *ud, double *Jqp,
+                                         double *Rp);
 
 struct cg_model;
 struct cg_integrator;
@@ -103,6 +108,8 @@ typedef struct cg_runtime {
                    const double *r, double tol, int maxiter, double *xout);
     int (*jacobian)(const struct cg_model *m, double t, const double *x, const double *p,
                     const double *r, double *J, double *Jr);
+    int (*parameter_jacobian)(const struct cg_model *m, double t, const double *x,
+                              const double *p, const double *r, double *Jp);
     size_t (*integrator_size)(const struct cg_model *m);
     int (*integrator_init)(struct cg_integrator *s, const struct cg_model *m, int method,
                            double t0, const double *x0, const double *p, int n_table,
@@ -132,6 +139,7 @@ typedef struct cg_model {
     cg_position_fn position;           /* NULL unless nh > 0 */
     cg_velocity_fn velocity;           /* NULL unless nc > 0 */
     cg_jacobian_fn jacobian;           /* NULL with run-time constraints */
+    cg_parameter_jacobian_fn parameter_jacobian;   /* NULL unless asked for */
     const cg_runtime *runtime;         /* a fused build's own runtime, else NULL (the shared one) */
 } cg_model;
 

@@ -49,6 +49,10 @@ CG_API void cg_forcing(const cg_model *m, double t, const double *x, const doubl
    (CG_ERR_NO_JACOBIAN for a model with run-time constraints) */
 CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const double *p,
                        const double *r, double *J, double *Jr);
+/* Jp = d dx / dp (nx x np, row-major), the parameter sensitivities, the same way
+   (CG_ERR_NO_JACOBIAN unless the model was built with them) */
+CG_API int cg_parameter_jacobian(const cg_model *m, double t, const double *x, const double *p,
+                                 const double *r, double *Jp);
 
 /* run-time constraints (nc > 0): the multipliers lambda (nc) with A^T lambda = M u' - F;
    res = [f(q, t) (nh); A u - B (nc)]; and x moved onto the constraints (Newton on f with
