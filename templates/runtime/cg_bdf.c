@@ -12,7 +12,8 @@
    calls, factorizations and rescalings:
    - W's LU is kept while c stays within 30 % of the c it was formed with;
      each Newton correction is then scaled by 2 rho / (1 + rho), rho = c / c_W,
-     exact half-way between the stiff and the non-stiff limits;
+     which is off by the same factor in the stiff limit (where the unscaled
+     correction is exact) and in the non-stiff one (where rho times it is);
    - Newton's convergence rate is carried from step to step (s->crate), so
      that the first iterate can be accepted; it is raised with the step when W
      is formed anew, and unknown (1) after a new J;
@@ -184,8 +185,9 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
             rate = dy_norm / dy_norm_old;
             s->crate = fmax(0.3 * s->crate, rate);
         } else {
-            rate = fmin(s->crate, 0.5);        /* the first iterate: the rate seen so far (unknown:
-                                                  the correction itself below the tolerance) */
+            /* the first iterate: the rate seen so far, at most 0.5 (when it is
+               unknown, the correction itself must be below the tolerance) */
+            rate = fmin(s->crate, 0.5);
         }
         if (dy_norm_old >= 0.0 && (rate >= 1.0 || cg_ipow(rate, CG_BDF_NEWTON - k) / (1.0 - rate)
                                                      * dy_norm > newton_tol))
