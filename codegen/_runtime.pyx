@@ -680,7 +680,9 @@ cdef class Dynamics:
         X0: (N, nx) initial states; P: (np,) or (N, np); R: constant inputs,
         (nr,) or (N, nr). t_eval as in simulate. Returns (t_eval, X, status):
         X of shape (N, len(t_eval), nx) and one status code per run (0 = ok;
-        a failed run keeps NaN after its failure). Ctrl-C stops every run within
+        a failed run keeps NaN after its failure; CG_NEAR_SINGULAR, 13, as in
+        simulate, marks a run with run-time constraints that passed near a
+        singular position, its trajectory whole). Ctrl-C stops every run within
         a few thousand steps and returns what is done: the runs it cut short, or
         that had not started, have status -1.
         """
@@ -714,6 +716,8 @@ cdef class Dynamics:
         cdef cg_integrator *s
         cdef double start = t0
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
+        cdef bint watch = self.nc != 0 and method != "ali3p"
+        cdef double near = NEAR_SINGULAR, t_near
         for i in prange(n, nogil=True, schedule="dynamic"):
             if stop[0]:
                 codes[i] = -1                          # interrupted before it started
@@ -739,5 +743,7 @@ cdef class Dynamics:
                             break
                     if code != 0:
                         break
+                if code == 0 and watch and cg_integrator_nearest_singular(s, &t_near) < near:
+                    code = CG_NEAR_SINGULAR
             codes[i] = code
         return t_eval, out, np.asarray(codes).copy()

@@ -183,6 +183,11 @@ def test_n_four_bar_through_its_flat_positions(n_four_bars, n, method):
         # it stays on the branch, but says the elimination chose it at a flat passage
         assert res.status == STATUS_CODE["CG_NEAR_SINGULAR"], res.message
         assert "singular values down to" in res.message
+        # and so does a batch, with the trajectory whole
+        _, X, status = mod.simulate_batch((0.0, T_END), x0[None, :], p, method="dopri5",
+                                          rtol=1e-10, atol=1e-10, t_eval=times)
+        assert list(status) == [STATUS_CODE["CG_NEAR_SINGULAR"]]
+        assert np.array_equal(X[0], res.x)
         res = dataclasses.replace(res, status=0)
     assert res.success, res.message
     exact = ex.n_four_bar_exact(n, times)
@@ -207,22 +212,30 @@ def test_n_four_bar_through_its_flat_positions(n_four_bars, n, method):
 
 def test_a_run_that_leaves_its_branch_says_so(n_four_bars):
     """N = 5 with the SVD elimination and DOPRI5: the run that leaves the branch at the
-    first flat passage (or stops there) never comes back with status 0."""
+    first flat passage (or stops there) never comes back with status 0, alone or in a
+    batch."""
     model, mod = n_four_bars[5]
     p = mod.parameters(model.parameter_values)
     x0 = mod.project(np.array(model.initial_state, dtype=float), p)
     res = mod.simulate((0.0, 2.0), x0, p, method="dopri5", rtol=1e-10, atol=1e-10)
     assert not res.success
-    assert res.status in (STATUS_CODE["CG_NEAR_SINGULAR"], STATUS_CODE["CG_ERR_STEPSIZE"])
+    flagged = (STATUS_CODE["CG_NEAR_SINGULAR"], STATUS_CODE["CG_ERR_STEPSIZE"])
+    assert res.status in flagged
+    _, _, status = mod.simulate_batch((0.0, 2.0), np.stack([x0, x0]), p, method="dopri5",
+                                      rtol=1e-10, atol=1e-10)
+    assert all(s in flagged for s in status), status
     # the mechanisms without a singular position on their path stay at status 0
     for model in (ex.four_bar(), ex.slider_crank()):
         other = generate(GibbsAppellMethod(**model.kwargs), model.name,
                          output_dir=n_four_bars["folder"])
         vals = dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0)
         q = other.parameters(vals)
-        run = other.simulate((0.0, 3.0), other.project(np.array(model.initial_state, dtype=float), q),
-                             q, method="dopri5", rtol=1e-9, atol=1e-9)
+        start = other.project(np.array(model.initial_state, dtype=float), q)
+        run = other.simulate((0.0, 3.0), start, q, method="dopri5", rtol=1e-9, atol=1e-9)
         assert run.success, (model.name, run.message)
+        _, _, status = other.simulate_batch((0.0, 3.0), start[None, :], q, method="dopri5",
+                                            rtol=1e-9, atol=1e-9)
+        assert list(status) == [0], (model.name, status)
 
 
 def test_ali3p_agrees_with_the_svd_elimination_away_from_singular_positions(tmp_path):
