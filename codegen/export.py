@@ -166,7 +166,7 @@ def _start_values(eq, start_values):
                 r=[value(n, 0.0) for n in eq.specified_names])
 
 
-#: integrators a Co-Simulation FMU can run in fmi2DoStep: simulate's adaptive ones
+#: integrators a Co-Simulation FMU can run in fmi2DoStep: every one of simulate's
 CS_METHODS = tuple(METHODS)
 #: the Co-Simulation methods that take a fixed step dt
 FIXED_STEP = ("rk4", "ali3p")
