@@ -91,7 +91,7 @@ cdef enum:
     PAUSE_STEPS = 2000
 # s_k / s_1 of the constraint matrix below which a run is reported as having passed by a
 # singular position (CG_NEAR_SINGULAR)
-NEAR_SINGULAR = 1e-2
+cdef double NEAR_SINGULAR = 1e-2
 
 
 def status_message(int code):
@@ -607,13 +607,12 @@ cdef class Dynamics:
                 bar.close()
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
         message = status_message(status)
-        cdef double t_near = 0.0, ratio = 1.0
-        if self.nc and method != "ali3p":
-            ratio = cg_integrator_nearest_singular(s, &t_near)
-            if status == 0 and ratio < NEAR_SINGULAR:
-                status = CG_NEAR_SINGULAR
-                message = (f"{status_message(status)}: singular values down to "
-                           f"{ratio:.1e} of the largest at t = {t_near:.6g}")
+        cdef double t_near
+        cdef double ratio = cg_integrator_nearest_singular(s, &t_near)
+        if status == 0 and ratio < NEAR_SINGULAR:
+            status = CG_NEAR_SINGULAR
+            message = (f"{status_message(status)}: singular values down to "
+                       f"{ratio:.1e} of the largest at t = {t_near:.6g}")
         # positional: SimulationResult's field order (t, x, states, status, message,
         # nsteps, nrejected, nfev, method)
         return SimulationResult(t_eval[:done].copy(), xs if done == len(t_eval) else xs[:done].copy(),
@@ -716,8 +715,7 @@ cdef class Dynamics:
         cdef cg_integrator *s
         cdef double start = t0
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
-        cdef bint watch = self.nc != 0 and method != "ali3p"
-        cdef double near = NEAR_SINGULAR, t_near
+        cdef double t_near
         for i in prange(n, nogil=True, schedule="dynamic"):
             if stop[0]:
                 codes[i] = -1                          # interrupted before it started
@@ -743,7 +741,7 @@ cdef class Dynamics:
                             break
                     if code != 0:
                         break
-                if code == 0 and watch and cg_integrator_nearest_singular(s, &t_near) < near:
+                if code == 0 and cg_integrator_nearest_singular(s, &t_near) < NEAR_SINGULAR:
                     code = CG_NEAR_SINGULAR
             codes[i] = code
         return t_eval, out, np.asarray(codes).copy()

@@ -167,7 +167,6 @@ class Sources:
     nc: int = 0           # run-time constraint rows
     nh: int = 0           # of which from configuration constraints
     jacobian: bool = False  # the analytic Jacobian is generated
-    parameter_jacobian: bool = False  # and the parameter sensitivities
 
 
 def _trig_plan(program: Program) -> dict:
@@ -269,6 +268,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
                            f"q' into qd, the mass matrix into M ({layout}), F into F"
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
                               " term into S (A u' = B' + S)" if c else "") + ": one pass")]
+    # the descriptor's function pointers, in cg_model's order (0: the model has none)
     pointers = {"eval": f"{name}_eval", "tree": "0", "ldl": "0", "position": "0", "velocity": "0",
                 "jacobian": "0", "parameter_jacobian": "0"}
     for kind, key, comment in (
@@ -311,8 +311,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
         specified_names=eom.specified_names, solver=solver, operation_count=ops,
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
         functions=functions, fused=fused,
-        pointers=[pointers[k] for k in ("eval", "tree", "ldl", "position", "velocity",
-                                        "jacobian", "parameter_jacobian")])
+        pointers=list(pointers.values()))
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:
@@ -326,5 +325,4 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
                    mass_failure=mass_failure, nc=data["nc"], nh=data["nh"],
-                   jacobian="jacobian" in programs,
-                   parameter_jacobian="parameter_jacobian" in programs)
+                   jacobian="jacobian" in programs)

@@ -144,7 +144,7 @@ CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejec
 CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
 {
     *t = s->t_low;
-    return s->ratio_low;
+    return s->method == CG_ALI3P ? 1.0 : s->ratio_low;   /* ali3p keeps its own branch */
 }
 
 CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause)

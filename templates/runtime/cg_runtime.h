@@ -106,7 +106,7 @@ CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long p
 /* run-time constraints: the lowest s_k / s_1 of A's singular values met by the run's
    right-hand sides, k the rank at the start (1 without constraints), and its time:
    near 0, the run passed by a singular position, where the SVD elimination, not the
-   momentum, chose the branch followed (ali3p does not use it) */
+   momentum, chose the branch followed (1 for ali3p, which does not use the elimination) */
 CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t);
 
 /* cg_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's signature):
