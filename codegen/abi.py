@@ -154,9 +154,11 @@ def _items(text: str, name: str) -> list:
 
 
 def _text(arg: str, defines: dict) -> str:
-    """A C string: literals, and CG_STR(NAME) for the value of #define NAME."""
+    """A C string: literals (their \\" and \\\\ unescaped), and CG_STR(NAME) for the value
+    of #define NAME."""
     pieces = re.findall(r'"((?:[^"\\]|\\.)*)"|CG_STR\((\w+)\)', arg)
-    return "".join(literal or defines[macro] for literal, macro in pieces)
+    return "".join(defines[macro] if macro else re.sub(r'\\(["\\])', r"\1", literal)
+                   for literal, macro in pieces)
 
 
 def _mask(expr: str, known: dict) -> frozenset:
