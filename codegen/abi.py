@@ -121,35 +121,33 @@ def _macro(text: str, name: str) -> str:
     return found.group(1).replace("\\\n", " ")
 
 
-def _split(args: str) -> list:
-    """args split at its top-level commas (outside parentheses and strings)."""
-    parts, depth, quoted, start = [], 0, False, 0
-    for i, ch in enumerate(args):
-        if ch == '"' and args[i - 1] != "\\":
+def _outside_strings(text: str):
+    """(index, character, depth) of each character of text outside its string literals,
+    depth the parentheses open around it."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(text):
+        if ch == '"' and text[i - 1] != "\\":
             quoted = not quoted
-        elif not quoted and ch in "()":
-            depth += 1 if ch == "(" else -1
-        elif not quoted and ch == "," and depth == 0:
-            parts.append(args[start:i].strip())
-            start = i + 1
-    return parts + [args[start:].strip()]
+        elif not quoted:
+            depth -= ch == ")"
+            yield i, ch, depth
+            depth += ch == "("
+
+
+def _split(args: str) -> list:
+    """args split at its top-level commas."""
+    cuts = [i for i, ch, depth in _outside_strings(args) if ch == "," and depth == 0]
+    return [args[a + 1:b].strip() for a, b in zip([-1, *cuts], [*cuts, len(args)])]
 
 
 def _items(text: str, name: str) -> list:
     """The argument lists of each X(...) in the X-macro name."""
-    body, items, i = _macro(text, name), [], 0
-    while (i := body.find("X(", i)) >= 0:
-        depth, j, quoted = 0, i + 1, False
-        for j in range(i + 1, len(body)):
-            ch = body[j]
-            if ch == '"' and body[j - 1] != "\\":
-                quoted = not quoted
-            elif not quoted and ch in "()":
-                depth += 1 if ch == "(" else -1
-                if depth == 0:
-                    break
-        items.append(_split(body[i + 2:j]))
-        i = j + 1
+    body, items, start = _macro(text, name), [], 0
+    for i, ch, depth in _outside_strings(body):
+        if ch == "(" and depth == 0:
+            start = i + 1
+        elif ch == ")" and depth == 0:
+            items.append(_split(body[start:i]))
     return items
 
 
