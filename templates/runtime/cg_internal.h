@@ -168,13 +168,25 @@ static inline double cg_scale(double v)
     return fabs(v) > 1.0 ? fabs(v) : 1.0;
 }
 
+/* the step s->h is below the resolution of t (inline: every attempt asks) */
+static inline int cg_h_too_small(const cg_integrator *s)
+{
+    return s->h < CG_H_MIN * cg_scale(s->t);
+}
+
+/* the factor for the next step from an error estimate err (1 = the tolerance) of a
+   method whose estimate's order is -1 / exponent - 1: at most fac_max */
+static inline double cg_step_factor(double err, double exponent, double fac_max)
+{
+    const double fac = err > 0.0 ? CG_SAFETY * pow(err, exponent) : fac_max;
+    return fac > fac_max ? fac_max : fac;
+}
+
 CG_API void cg_inputs_at(cg_integrator *s, double t);
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
 CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);
 CG_API int cg_first_step(cg_integrator *s, int order);
-CG_API double cg_step_factor(double err, double exponent, double fac_max);
-CG_API int cg_h_too_small(const cg_integrator *s);
 CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted);
 CG_API int cg_rejected(cg_integrator *s, double h, double err, double fac, int *accepted);
 CG_API int cg_on_manifold(cg_integrator *s);

@@ -121,20 +121,6 @@ CG_API int cg_first_step(cg_integrator *s, int order)
     return CG_OK;
 }
 
-/* the factor for the next step from an error estimate err (1 = the tolerance) of a
-   method whose estimate's order is -1 / exponent - 1: at most fac_max */
-CG_API double cg_step_factor(double err, double exponent, double fac_max)
-{
-    const double fac = err > 0.0 ? CG_SAFETY * pow(err, exponent) : fac_max;
-    return fac > fac_max ? fac_max : fac;
-}
-
-/* the step s->h is below the resolution of t */
-CG_API int cg_h_too_small(const cg_integrator *s)
-{
-    return s->h < CG_H_MIN * cg_scale(s->t);
-}
-
 /* bookkeeping of an adaptive step: accepted (dense output already stored) ... */
 CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted)
 {
