@@ -60,9 +60,10 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
     descriptor ``<name>_model()``), the runtime (``cg_runtime.h`` with its
     API: cg_rhs, cg_mass_matrix, the integrators; ``cg_model.h``, the
-    descriptor's type; ``cg_*.c``, of which ``cg_fused.c`` is only for fused
-    builds), and with ``driver=True`` ``<name>_driver.c``, a fixed-step RK4
-    example program (its usage is at its top). Compile the model with the
+    contract: the descriptor's type, the status codes, the methods; ``cg_*.c``,
+    of which ``cg_fused.c`` is only for fused builds), and with ``driver=True``
+    ``<name>_driver.c``, an example program that runs the runtime's
+    integrator, RK4 or any method by name (its usage is at its top). Compile the model with the
     runtime: ``cc -O2 $(ls *.c | grep -v cg_fused) -lm`` (a large model's solve is in
     ``<name>_solve.c``, beside ``<name>.c`` and the driver). The code is
     reentrant (no globals but constant tables, no static buffers, no

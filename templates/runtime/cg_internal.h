@@ -99,14 +99,17 @@ CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const doubl
 
 /* A method, as cg_integrate_to drives it (one entry per enum cg_method) */
 typedef struct cg_stepper {
-    /* One attempt of size s->h from (s->t, s->x), with s->f = f(t, x). Accepted
-       (*accepted = 1): t, x, f move to the step's end, t_old and h_old keep the step,
-       and the dense output is kept when the step reaches s->t_want. Rejected
+    /* One attempt of size s->h from (s->t, s->x). Accepted (*accepted = 1): t and x
+       move to the step's end (and f = f(t, x) with them, except in BDF, which keeps
+       its own history), t_old and h_old keep the step, and the dense output is kept
+       when the step reaches s->t_want. Rejected
        (*accepted = 0): s->h is the next attempt's size. A fixed step is always
        accepted. A status other than CG_OK ends the run. */
     int (*step)(cg_integrator *s, int *accepted);
-    /* x(t) for t in the last accepted step [t_old, t_old + h_old] (NULL: none; the
-       fixed-step methods land on each output time instead) */
+    /* x(t) for t in the last accepted step [t_old, t_old + h_old], valid when that
+       step reached s->t_want (DOPRI5 stores its coefficients only then; with t_want
+       at -HUGE_VAL, after every step). NULL: none, the fixed-step methods land on
+       each output time instead. */
     void (*interpolate)(const cg_integrator *s, double t, double *x_out);
     /* the first step by Hairer & Wanner's rule for an error estimate of this order
        (0: CG_H_START of the span) */
