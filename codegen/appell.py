@@ -15,7 +15,8 @@ from sympy.physics.mechanics import KanesMethod
 from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
 from .constraints import dependent_speeds, project, resolve, runtime_constraints
-from .formulation import check_bodies, check_loads, form, gibbs_appell_function, is_rigid
+from .formulation import (check_bodies, check_loads, form, gibbs_appell_function, is_rigid,
+                          varying_inertia_loads)
 from .kinematics import Kinematics, as_list, dag_atoms, memo_xreplace, numeric_probe
 from .relative import frame_depth
 
@@ -220,8 +221,9 @@ class GibbsAppellMethod(KanesMethod):
 
     def _form(self, bodies, loads):
         kin = self._kin
-        checked_loads = self._form_fr(loads)
         bodies_checked = check_bodies(as_list(bodies, 'bodies'))
+        checked_loads = self._form_fr(loads) + varying_inertia_loads(bodies_checked,
+                                                                     self._inertial)
         ga = form(kin, self._inertial, bodies_checked, checked_loads,
                   relative=self._uses_relative(bodies_checked, checked_loads))
         o, p = len(kin.us), kin.p
@@ -289,6 +291,20 @@ class GibbsAppellMethod(KanesMethod):
     def u(self):
         """All speeds, independent then dependent (as KanesMethod)."""
         return self._kin.u
+
+    # KanesMethod's private attributes that its consumers read (PyDy's System reads all
+    # three to tell the states and their rates from the specified inputs)
+    @property
+    def _qdot(self):
+        return self._kin.q.diff(t)
+
+    @property
+    def _udot(self):
+        return self._kin.u.diff(t)
+
+    @property
+    def _uaux(self):
+        return self._kin.u_aux
 
     @property
     def bodylist(self):

@@ -153,11 +153,19 @@ class CompiledModel:
         return self.dynamics.rhs_address
 
     def parameters(self, values=None, **more) -> np.ndarray:
-        """p from values by name ({name: number}, and keywords), in the order of
-        ``constants``; the generator's own constants (baumgarte_alpha,
-        baumgarte_beta) default to ``manifest['defaults']``. A missing or
-        unknown name is a ValueError that names it."""
-        given = dict(values or {}, **more)
+        """p from values ({name or SymPy symbol: number}, and keywords), in the order
+        of ``constants``; the generator's own constants (baumgarte_alpha,
+        baumgarte_beta) default to ``manifest['defaults']``. A missing, unknown or
+        twice-given name is a ValueError that names it."""
+        given = {}
+        for key, value in list(dict(values or {}).items()) + list(more.items()):
+            name = key if isinstance(key, str) else getattr(key, "name", None)
+            if not isinstance(name, str):
+                raise TypeError(f"{self.name}: parameters() takes names or SymPy symbols as "
+                                f"keys, got {key!r}")
+            if name in given:
+                raise ValueError(f"{self.name}: parameters() got {name} twice")
+            given[name] = value
         unknown = sorted(set(given) - set(self.constants))
         if unknown:
             raise ValueError(f"{self.name}: {', '.join(unknown)} is not a constant of the model "
