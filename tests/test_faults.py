@@ -211,8 +211,8 @@ def test_overflow_and_singular_kinematics_are_told_apart(tmp_path):
 
 # -- 13. no compiler ----------------------------------------------------------------------------
 def test_no_compiler_is_one_clear_message(tmp_path, monkeypatch):
-    import codegen.build as build
-    monkeypatch.setattr(build, "_compiler", lambda: "no-such-cc-anywhere")
+    import codegen.compiler as compiler
+    monkeypatch.setattr(compiler, "c_compiler", lambda: "no-such-cc-anywhere")
     with pytest.raises(BuildError, match="no C compiler: looked for 'no-such-cc-anywhere'.*"
                                          "apt-get install build-essential"):
         generate(GibbsAppellMethod(**ex.n_pendulum_on_cart(1).kwargs), "nocc", output_dir=tmp_path,

@@ -10,8 +10,9 @@ import pytest
 
 from codegen import CacheError, GibbsAppellMethod, examples as ex, generate, load
 from codegen.abi import ABI_VERSION, METHODS, STATUS
-from codegen.build import _sha256, compile_library
+from codegen.compiler import compile_library
 from codegen.emit import RUNTIME_DIR
+from codegen.files import sha256
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def _swap_library(mod, built, name):
     target = folder / f"pend1_{name}.so"
     built.rename(target)
     manifest["extension"] = target.name
-    manifest["files"][target.name] = _sha256(target)
+    manifest["files"][target.name] = sha256(target)
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -136,7 +137,7 @@ def test_stages_are_values_without_cycles():
     with pytest.raises(dataclasses.FrozenInstanceError):
         eq.tree = None
     code = ("import sys, codegen.appell, codegen.eom, codegen.kernel, codegen.emit, "
-            "codegen.build, codegen.export, codegen.__main__\n"
+            "codegen.build, codegen.cache, codegen.compiler, codegen.export, codegen.__main__\n"
             "assert 'codegen._runtime' not in sys.modules, 'the runtime was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
