@@ -28,7 +28,8 @@ _MAX_NAME = 64
 def c_identifier_error(name: str) -> str | None:
     """Why name cannot be a C identifier of the generated code, or None."""
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return f"{name!r} is not a C identifier (letters, digits, underscores; not starting with a digit)"
+        return (f"{name!r} is not a C identifier (letters, digits, underscores; not starting "
+                f"with a digit)")
     if name in C_KEYWORDS:
         return f"{name!r} is a C/C++ keyword"
     if name.startswith("__") or re.match(r"_[A-Z]", name):
