@@ -35,12 +35,13 @@ from dataclasses import dataclass
 
 import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
-from sympy.physics.vector import Point, ReferenceFrame, Vector
+from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .kinematics import Kinematics, generic_values, numeric_probe
+from .symbolic import vanishes
 
 __all__ = ["GibbsAppell", "form", "is_rigid", "check_bodies", "check_loads", "components",
-           "pythagoras"]
+           "pythagoras", "varying_inertia_loads"]
 
 
 def _dot(a, b):
@@ -131,6 +132,26 @@ def check_loads(loads) -> list:
     return out
 
 
+def varying_inertia_loads(bodies, N: ReferenceFrame) -> list:
+    """KanesMethod's terms of a mass or inertia that varies in time, as loads: the
+    force -m' v on the mass centre and the torque -(dI/dt in the body's frame) . w
+    (its inertial force is m' v + m a, its inertial torque adds I' . w). Neither is
+    part of S; a body of constant mass and inertia gives none."""
+    t = dynamicsymbols._t
+    out = []
+    for b in bodies:
+        mdot = sm.sympify(b.mass).diff(t)
+        if mdot != 0:
+            out.append((b.masscenter, -mdot * b.masscenter.vel(N)))
+        if is_rigid(b):
+            Idot = b.central_inertia.dt(b.frame)
+            if Idot != 0:
+                torque = -(Idot & b.frame.ang_vel_in(N))
+                if torque != 0:
+                    out.append((b.frame, torque))
+    return out
+
+
 @dataclass
 class Motion:
     """A vector quantity of a body in components of one frame, plain symbols."""
@@ -159,7 +180,8 @@ class Motions:
         X = X or self._known_frame(P) or self.N
         key = (P, X)
         if key not in self._motions:
-            self._motions[key] = self.motion(P.vel(self.N), X, f"the velocity of {P}")
+            self._motions[key] = self.motion(P.vel(self.N), X, f"the velocity of {P}",
+                                             P._acc_dict.get(self.N))
         return self._motions[key]
 
     def _known_frame(self, obj):
@@ -171,19 +193,60 @@ class Motions:
         key = (R, X)
         if key not in self._motions:
             self._motions[key] = self.motion(R.ang_vel_in(self.N), X,
-                                             f"the angular velocity of {R}")
+                                             f"the angular velocity of {R}",
+                                             R._ang_acc_dict.get(self.N))
         return self._motions[key]
 
-    def motion(self, vec: Vector, X: ReferenceFrame, what: str) -> Motion:
+    def motion(self, vec: Vector, X: ReferenceFrame, what: str, stored=None) -> Motion:
+        """vec (a velocity or angular velocity in N) in components of X, its partials
+        and its rate at u' = 0, read as KanesMethod reads them: the rate is the stored
+        acceleration where the user set one (stored), else SymPy's ``vec.dt(N)``."""
         kin = self.kin
         value = [kin.to_plain(c, what, inputs=False) for c in components(vec, X)]
         partials = [list(col) for col in zip(*[kin.jacobian_u(c) for c in value])]
         if self._aux0:
             value = [c.xreplace(self._aux0) for c in value]
-        rate0 = [kin.dt(c) for c in value]
-        if X != self.N and any(c != 0 for c in value):
-            rate0 = _add(rate0, _cross(self.omega_of(X), value))
+        rate0 = self.rate(vec, X, what) if stored is None else \
+            self.stored_rate(stored, X, what)
         return Motion(value, partials, rate0, X)
+
+    def rate(self, vec: Vector, X: ReferenceFrame, what: str) -> list:
+        """SymPy's vec.dt(N) at u' = 0, in components of X: each frame's part
+        differentiated in that frame, plus the frame's *stored* angular velocity
+        crossed with it (sympy.physics.vector's time_derivative). The angular
+        velocity set with set_ang_vel is the model even where it is not the rate of
+        the frame's orientation, so the rotation matrices are never differentiated."""
+        kin, out = self.kin, [sm.S.Zero] * 3
+        for comps, F in vec.args:
+            c = [kin.to_plain(e, what, inputs=False) for e in comps]
+            if self._aux0:
+                c = [e.xreplace(self._aux0) for e in c]
+            d = [kin.dt(e) for e in c]
+            if F != self.N:
+                d = _add(d, _cross(self.omega_of(F), c))
+            out = _add(out, d if F == X else _matvec(self.rotation(X, F).tolist(), d))
+        return out
+
+    def stored_rate(self, acc: Vector, X: ReferenceFrame, what: str) -> list:
+        """A stored acceleration (set_acc, a2pt_theory, set_ang_acc) at u' = 0 in
+        components of X. KanesMethod uses it so: its u' terms are dropped, and the
+        mass matrix comes from the partial velocities, as here."""
+        kin, t = self.kin, dynamicsymbols._t
+        zero = {u.diff(t): sm.S.Zero for u in list(kin.u) + list(kin.u_aux)}
+        comps = [sm.sympify(c).xreplace(zero) for c in components(acc, X)]
+        second = {d for c in comps for d in c.atoms(sm.Derivative) if d.derivative_count == 2}
+        if second:        # q'' at u' = 0, as KanesMethod's q_ddot_u_map
+            rates = {qk.diff(t, 2): kin.to_time(kin.dt(e)) for qk, e in zip(kin.q, kin.qdot)}
+            comps = [c.xreplace(rates) for c in comps]
+        comps = [kin.to_plain(c, what) for c in comps]
+        return [e.xreplace(self._aux0) for e in comps] if self._aux0 else comps
+
+    def velocity_value(self, obj, X: ReferenceFrame) -> list:
+        """The velocity of a point (angular velocity of a frame) in N, in components
+        of X, without partials or rates: for checks."""
+        vec = obj.vel(self.N) if isinstance(obj, Point) else obj.ang_vel_in(self.N)
+        return [self.kin.to_plain(c, f"the velocity of {obj}", inputs=False).xreplace(self._aux0)
+                for c in components(vec, X)]
 
     def components(self, vec: Vector, X: ReferenceFrame) -> list:
         return [self.kin.to_plain(c, "a vector") for c in components(vec, X)]
@@ -266,6 +329,28 @@ def _has_velocity(P: Point, N: ReferenceFrame) -> bool:
     return True
 
 
+def _offset(fm: Motions, body, ref: Point, X: ReferenceFrame):
+    """The mass centre C from the inertia's reference point O, in components of X, where
+    the body's motion may be taken at O: O has a velocity, C - O is fixed in X, and C's
+    stored velocity (if it has one) is v_O + w x (C - O), with no stored acceleration of
+    its own (KanesMethod reads C's). Else None: the formulation then reads C, as
+    KanesMethod does."""
+    N, C = fm.N, body.masscenter
+    if not _has_velocity(ref, N) or N in C._acc_dict:
+        return None
+    rho = fm.components(C.pos_from(ref), X)
+    moving = set(fm.kin.qs) | set(fm.kin.speeds) | {dynamicsymbols._t}
+    if any(sm.sympify(c).free_symbols & moving or sm.sympify(c).has(sm.Function)
+           for c in rho):
+        return None
+    if not _has_velocity(C, N):
+        return rho
+    vO, vC = fm.velocity_value(ref, X), fm.velocity_value(C, X)
+    w = fm.velocity_value(body.frame, X)
+    return rho if vanishes([a - b for a, b in zip(_add(vO, _cross(w, rho)), vC)],
+                           fm.numeric) else None
+
+
 def _body_terms(fm: Motions, body):
     """Per-body kinematic data: mass, inertia matrix, motions, offset."""
     N = fm.N
@@ -278,11 +363,11 @@ def _body_terms(fm: Motions, body):
         return dict(m=m, v=v, w=None, I=None, rho=None, X=X)
     dyadic, ref = body.inertia
     rho = None
-    if ref != body.masscenter and not _has_velocity(ref, N):
-        ref, dyadic = body.masscenter, body.central_inertia
-    v = fm.point(ref, X)
     if ref != body.masscenter:
-        rho = fm.components(body.masscenter.pos_from(ref), X)
+        rho = _offset(fm, body, ref, X)
+        if rho is None:       # KanesMethod's reading: the mass centre, the central inertia
+            ref, dyadic = body.masscenter, body.central_inertia
+    v = fm.point(ref, X)
     w = fm.frame(body.frame, X)
     I = [[kin.to_plain(c, f"the inertia of {name}") for c in row]
          for row in dyadic.to_matrix(X).tolist()]

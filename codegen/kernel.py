@@ -27,23 +27,7 @@ import sympy as sm
 from .eom import EquationsOfMotion
 
 __all__ = ["Program", "Input", "build_programs", "make_program", "operation_count",
-           "live_temporaries", "c_identifier_error", "C_KEYWORDS"]
-
-C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
-extern float for goto if inline int long register restrict return short signed sizeof
-static struct switch typedef union unsigned void volatile while _Bool _Complex _Imaginary
-bool true false class new delete this template typename namespace operator private
-protected public virtual friend mutable explicit using try catch throw""".split())
-
-def c_identifier_error(name: str) -> str | None:
-    """Why name cannot be a C identifier of the generated code, or None."""
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return f"{name!r} is not a C identifier (letters, digits, underscores; not starting with a digit)"
-    if name in C_KEYWORDS:
-        return f"{name!r} is a C/C++ keyword"
-    if name.startswith("__") or re.match(r"_[A-Z]", name):
-        return f"{name!r} is reserved in C (leading double underscore or underscore-capital)"
-    return None
+           "live_temporaries"]
 
 
 @dataclass
@@ -258,9 +242,10 @@ def _flat(matrix) -> list:
 TREE_OPERATION_COST = 1.25
 
 
-def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
-                   jacobian: bool | None = None, parameter_jacobian: bool = False) -> dict:
-    """The programs of a model's generated functions.
+def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool | None,
+                   parameter_jacobian: bool) -> dict:
+    """The programs of a model's generated functions (the options as in
+    codegen.options.Options).
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
       else full row-major) and F, and with run-time constraints also their

@@ -49,6 +49,7 @@ from .formulation import _add, _cross
 from .kernel import Program, live_temporaries, make_program
 from .kinematics import generic_values
 from .solve import ldl_factor, ldl_solve, lu_factor, lu_solve
+from .symbolic import vanishes
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "tree_program"]
 
@@ -74,20 +75,6 @@ class Tree:
     Q: list             # generalized active forces, one per speed
     # only if its program is smaller than the dense solve's (codegen.kernel.build_programs)
     if_smaller: bool = False
-
-
-def _vanishes(exprs, numeric) -> bool:
-    """All of exprs are zero at two generic points (1e-9). numeric(exprs, point): their
-    values there (Motions.numeric: over intermediates too, codegen.relative)."""
-    exprs = [sm.sympify(e) for e in exprs if e != 0]
-    if not exprs:
-        return True
-    for k in range(2):
-        for v in numeric(exprs, k):
-            v = sm.sympify(v)
-            if not v.is_number or abs(complex(v)) > 1e-9:
-                return False
-    return True
 
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
@@ -143,7 +130,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
             for j in nz[pk]:
                 carried = Xf * sm.Matrix([Gp[i][j] for i in range(6)])
                 check += [G[i][j] - carried[i] for i in range(6)]
-            if not _vanishes(check, numeric):
+            if not vanishes(check, numeric):
                 return no("a body does not carry its parent's motion rigidly")
         index[k] = len(nodes)
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
@@ -285,7 +272,7 @@ def _at_joint(motions, body, datum, place):
     for j in range(p):
         shifted = _add(v.partials[j], [-e for e in _cross(d, [G[i][j] for i in range(3)])])
         check += [G[3 + i][j] - shifted[i] for i in range(3)]
-    if not _vanishes(check, motions.numeric):
+    if not vanishes(check, motions.numeric):
         return datum, place
     m = W[3][3]
     dx = _skew(d)

@@ -201,6 +201,7 @@ class RelativeMotions(Motions):
                 raise NotRelative(f"the angular velocity of {F} in {P} is written in {G}")
             c = [self.plain(e, f"the angular velocity of {F} in {P}") for e in comps]
             w_rel = _add(w_rel, c if G == F else _matvec(R, c))
+        self._check_rate_of_orientation(F, P, R, w_rel)
         Rw = _matvec(R, parent.value)
         value = self._vec(f"w{k}", _add(Rw, w_rel))
         d_rel = [self.kin.jacobian_u(c) for c in w_rel]
@@ -211,6 +212,7 @@ class RelativeMotions(Motions):
                     [self.kin.dt(c) for c in w_rel])
         mo = Motion(value, partials, self._vec(f"a{k}", rate), F)
         self._check(mo.value, F.ang_vel_in(self.N), F, f"the angular velocity of {F}")
+        self._check_stored_rate(mo, F._ang_acc_dict.get(self.N), f"angular acceleration of {F}")
         self._omega[F] = mo
         return mo
 
@@ -276,6 +278,7 @@ class RelativeMotions(Motions):
                     [self._vec(f"vp{k}_{j}", partials[j]) for j in range(p)],
                     self._vec(f"dv{k}", rate), X)
         self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
+        self._check_stored_rate(mo, P._acc_dict.get(self.N), f"acceleration of {P}")
         self._vel[P] = mo
         return mo
 
@@ -307,6 +310,9 @@ class RelativeMotions(Motions):
     def omega_of(self, X):
         return self.omega(X).value
 
+    def velocity_value(self, obj, X):
+        return (self.point(obj, X) if isinstance(obj, Point) else self.frame(obj, X)).value
+
     # -- the check against SymPy ---------------------------------------------------------
     def _check(self, ours, vec, X, what):
         """ours (components in X) equals SymPy's vec at two generic points (1e-9 relative)."""
@@ -322,6 +328,38 @@ class RelativeMotions(Motions):
             if any(abs(a - b) > 1e-9 * scale for a, b in zip(mine, theirs)):
                 raise NotRelative(f"{what} is not the derivative of its position "
                                   f"(SymPy's stored value differs)")
+
+    def _check_rate_of_orientation(self, F, P, R, w_rel):
+        """The angular velocity of F in P as stored (w_rel, in F's components) is the
+        rate of F's orientation R = F.dcm(P): w× = -R' Rᵀ at two generic points.
+        SymPy's rule is that the stored angular velocity is the model even where it is
+        not (KanesMethod reads it so); the formulation without intermediates
+        (codegen.formulation.Motions) follows it part by part, this composition cannot."""
+        Rdot = [[self.kin.dt(c) for c in row] for row in R]
+        for probe in self._probe:
+            r = [[probe.plain(c, self.items) for c in row] for row in R]
+            rd = [[probe.plain(c, self.items) for c in row] for row in Rdot]
+            W = [[-sum(rd[i][k] * r[j][k] for k in range(3)) for j in range(3)]
+                 for i in range(3)]
+            implied = (W[2][1], W[0][2], W[1][0])
+            stored = [probe.plain(c, self.items) for c in w_rel]
+            scale = 1.0 + max(abs(v) for v in implied)
+            if any(abs(a - b) > 1e-9 * scale for a, b in zip(implied, stored)):
+                raise NotRelative(f"the angular velocity of {F} in {P} is not the rate of "
+                                  f"its orientation (set with set_ang_vel)")
+
+    def _check_stored_rate(self, mo, stored, what):
+        """A stored acceleration (set_acc, a2pt_theory, set_ang_acc), which KanesMethod
+        reads instead of the derivative, equals the composed rate at u' = 0."""
+        if stored is None:
+            return
+        theirs = self.stored_rate(stored, mo.frame, f"the {what}")
+        for probe in self._probe:
+            a = [probe.plain(e, self.items) for e in mo.rate0]
+            b = [probe.plain(e, self.items) for e in theirs]
+            scale = 1.0 + max(abs(v) for v in b)
+            if any(abs(x - y) > 1e-9 * scale for x, y in zip(a, b)):
+                raise NotRelative(f"the stored {what} is not the derivative of its velocity")
 
     def numeric(self, exprs, point: int) -> list:
         """exprs (over the intermediates) at generic point 0 or 1."""
@@ -343,7 +381,7 @@ class _Probe:
 
     def _fill(self, expr):
         for a in dag_atoms([expr], (sm.Symbol, AppliedUndef, sm.Derivative)):
-            if a not in self.memo:
+            if self.memo.get(a, a) is a:     # memo_xreplace also records atoms as themselves
                 self.memo[a] = self._value(a)
 
     def plain(self, expr, items) -> float:

@@ -47,6 +47,12 @@ class CompiledModel:
     constraint_forces(t, x, p, r=None) (lambda with A^T lambda = M u' - F),
     residuals(t, x, p, r=None) ([f; A u - B]) and project(x, p, t=0, r=None,
     tol=1e-12, maxiter=50) (the nearest consistent state).
+
+    A model pickles as its sources, flags and key, never its shared library:
+    unpickled in another process or on another machine, it loads from that
+    side's cache (codegen.cache.cache_root) or is compiled there once
+    (codegen.sweep sends models to Dask workers this way). codegen.cache
+    registers this pickling (copyreg) when it loads the first model.
     """
 
     def __init__(self, dynamics: Dynamics, manifest: dict, folder: Path):
@@ -128,14 +134,6 @@ class CompiledModel:
     def nx(self) -> int:
         return self.nq + self.nu
 
-    def __reduce__(self):
-        """Pickled as its sources, flags and key, not its shared library: unpickled in
-        another process or on another machine, it loads from that side's cache
-        (codegen.build.cache_root) or is compiled there once (codegen.sweep sends
-        models to Dask workers this way)."""
-        from .build import from_payload, portable_payload
-        return from_payload, (portable_payload(self),)
-
     def sweep(self, t_span, X0=None, P=None, R=None, **kwargs):
         """Many runs on a Dask cluster: codegen.sweep.sweep(self, ...)."""
         from .sweep import sweep
@@ -153,11 +151,19 @@ class CompiledModel:
         return self.dynamics.rhs_address
 
     def parameters(self, values=None, **more) -> np.ndarray:
-        """p from values by name ({name: number}, and keywords), in the order of
-        ``constants``; the generator's own constants (baumgarte_alpha,
-        baumgarte_beta) default to ``manifest['defaults']``. A missing or
-        unknown name is a ValueError that names it."""
-        given = dict(values or {}, **more)
+        """p from values ({name or SymPy symbol: number}, and keywords), in the order
+        of ``constants``; the generator's own constants (baumgarte_alpha,
+        baumgarte_beta) default to ``manifest['defaults']``. A missing, unknown or
+        twice-given name is a ValueError that names it."""
+        given = {}
+        for key, value in list(dict(values or {}).items()) + list(more.items()):
+            name = key if isinstance(key, str) else getattr(key, "name", None)
+            if not isinstance(name, str):
+                raise TypeError(f"{self.name}: parameters() takes names or SymPy symbols as "
+                                f"keys, got {key!r}")
+            if name in given:
+                raise ValueError(f"{self.name}: parameters() got {name} twice")
+            given[name] = value
         unknown = sorted(set(given) - set(self.constants))
         if unknown:
             raise ValueError(f"{self.name}: {', '.join(unknown)} is not a constant of the model "

@@ -7,14 +7,16 @@ M = L D Lᵀ and the two triangular solves are written out entry by entry:
     d_i  = M_ii - sum_{k<i} w_ik L_ik
     y_i  = F_i - sum_{k<i} L_ik y_k,     u'_i = y_i / d_i - sum_{k>i} L_ki u'_k
 
-Why unrolled: the loop version (templates/cholesky.c) spends most of its time
-on loop control and on a serial chain through each row; straight-line code
-with no square roots measures about twice as fast at 9 to 21 unknowns. Terms
-that are structurally zero (a zero of M, and the fill-in that follows from
-it) never appear, so a branched system pays only for its nonzeros.
+Why unrolled: the loop version (cg_cholesky_solve in the runtime's
+cg_linalg.c) spends most of its time on loop control and on a serial chain
+through each row; straight-line code with no square roots measures about
+twice as fast at 9 to 21 unknowns. Terms that are structurally zero (a zero
+of M, and the fill-in that follows from it) never appear, so a branched
+system pays only for its nonzeros.
 
-The pivots d_i go to an output array: the caller compares each with its
-diagonal entry (templates/ldl.c), so the program itself stays branch-free.
+The pivots d_i go to an output array: the caller (the runtime's
+cg_dynamics.c) compares each with its diagonal entry, so the program itself
+stays branch-free.
 """
 from __future__ import annotations
 
@@ -22,11 +24,7 @@ import sympy as sm
 
 from .kernel import Input, Program
 
-__all__ = ["ldl_program", "ldl_factor", "ldl_solve", "MAX_TERMS"]
-
-#: above this many multiply-adds the loop version is used: the unrolled code
-#: would cost more to compile than it saves (a dense M of 34 unknowns is ~8000)
-MAX_TERMS = 8000
+__all__ = ["ldl_program", "ldl_factor", "ldl_solve"]
 
 
 def _terms(pairs):
@@ -131,9 +129,9 @@ def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
     return x
 
 
-def ldl_program(mass: list, nu: int, limit: int = MAX_TERMS) -> Program | None:
+def ldl_program(mass: list, nu: int, limit: int) -> Program | None:
     """The unrolled solve of a symmetric M given as its packed lower triangle
-    (row by row), or None when it would exceed limit multiply-adds.
+    (row by row), or None when it would exceed limit multiply-adds (Options.unrolled_limit).
 
     Inputs: M (the packed entries that are not structurally zero) and F.
     Outputs: F (overwritten by u') and D (the pivots)."""
