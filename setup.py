@@ -33,6 +33,6 @@ setup(
     package_dir={"codegen": "codegen", "codegen.templates": "templates",
                  "codegen.templates.runtime": "templates/runtime"},
     package_data={"codegen.templates": ["*.j2", "*.md", "fmi2/*.h"],
-                  "codegen.templates.runtime": ["*.c", "*.h"], "codegen": ["*.pyx"]},
+                  "codegen.templates.runtime": ["*.c", "*.h"], "codegen": ["*.pyx", "*.pxi"]},
     ext_modules=cythonize([runtime], language_level=3),
 )

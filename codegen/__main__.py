@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sm
 
 from . import examples
-from .abi import METHODS
+from .abi import METHOD_INFO, METHODS
 from .appell import GibbsAppellMethod
 
 
@@ -123,7 +123,7 @@ def build(args) -> int:
     energy = sm.lambdify([list(ga.state), consts], ga.to_state(model.energy()), "numpy")
     pc = [p[mod.constants.index(str(c))] for c in consts]
     E = np.array([energy(x, pc) for x in res.x])
-    settings = ("dt = 1 ms" if method == "rk4" else "rtol = atol = 1e-10")
+    settings = ("dt = 1 ms" if METHOD_INFO[method].fixed_step else "rtol = atol = 1e-10")
     print(f"model        {model.name}: {mod.nq} coordinates, {mod.nu} speeds")
     print(f"code         {mod.source_dir} ({model.name}.c, {model.name}.h)")
     print(f"operations   {mod.operation_count} after CSE; {mod.manifest['solver']}")

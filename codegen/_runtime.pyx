@@ -23,56 +23,16 @@ cdef extern from "Python.h":
     int _signals_pending "PyErr_CheckSignals"()
     void _clear_error "PyErr_Clear"()
 
-cdef extern from "cg_model.h":
-    ctypedef struct cg_integrator "struct cg_integrator":
-        pass
-    ctypedef struct cg_runtime:
-        int (*rhs)(const cg_model *m, double t, const double *x, const double *p,
-                   const double *r, double *dx) noexcept nogil
-        void (*mass_matrix)(const cg_model *m, double t, const double *x, const double *p,
-                            const double *r, double *M) noexcept nogil
-        void (*forcing)(const cg_model *m, double t, const double *x, const double *p,
-                        const double *r, double *F) noexcept nogil
-        int (*constraint_forces)(const cg_model *m, double t, const double *x, const double *p,
-                                 const double *r, double *lam) noexcept nogil
-        void (*residuals)(const cg_model *m, double t, const double *x, const double *p,
-                          const double *r, double *res) noexcept nogil
-        int (*project)(const cg_model *m, double t, const double *x, const double *p,
-                       const double *r, double tol, int maxiter, double *xout) noexcept nogil
-        int (*jacobian)(const cg_model *m, double t, const double *x, const double *p,
-                        const double *r, double *J, double *Jr) noexcept nogil
-        int (*parameter_jacobian)(const cg_model *m, double t, const double *x,
-                                  const double *p, const double *r, double *Jp) noexcept nogil
-        size_t (*integrator_size)(const cg_model *m) noexcept nogil
-        int (*integrator_init)(cg_integrator *s, const cg_model *m, int method, double t0,
-                               const double *x0, const double *p, int n_table,
-                               const double *t_table, const double *r_table, double rtol,
-                               double atol, double dt) noexcept nogil
-        int (*integrate_to)(cg_integrator *s, double t_out, double *x_out) noexcept nogil
-        void (*integrator_stats)(const cg_integrator *s, long *steps, long *rejected,
-                                 long *nfev, double *t) noexcept nogil
-        void (*integrator_set)(cg_integrator *s, long max_steps, int hold, long pause) noexcept nogil
-    ctypedef struct cg_model:
-        int abi_version
-        const char *name
-        int nq, nu, nx, np, nr, nc, nh, nm, flags
-        double rank_rtol
-        long operation_count
-        const char * const * state_names
-        const char * const * constant_names
-        const char * const * specified_names
-        const cg_runtime *runtime
-    int CG_ABI_VERSION
-    int CG_ERR_INPUT, CG_ERR_MASS, CG_ERR_SVD, CG_ERR_KINEMATICS, CG_PAUSED, CG_N_METHODS
-    int CG_ERR_NO_JACOBIAN, CG_NEAR_SINGULAR
-    int CG_SYMMETRIC
+include "_contract.pxi"
 
 cdef extern from "cg_runtime.h" nogil:
     const cg_runtime cg_runtime_shared
     const char *cg_status_message(int code)
     const char *cg_method_name(int method)
+    int cg_method_properties(int method)
     int cg_check_model(const cg_model *m)
     double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
+    int cg_integrator_warning(const cg_integrator *s)
     void cg_rhs_cb(double t, double *u, double *du, void *data)
 
 import numpy as np
@@ -89,14 +49,11 @@ METHODS = {cg_method_name(i).decode(): i for i in range(CG_N_METHODS)}
 # are served within that many steps however far apart the output times are
 cdef enum:
     PAUSE_STEPS = 2000
-# s_k / s_1 of the constraint matrix below which a run is reported as having passed by a
-# singular position (CG_NEAR_SINGULAR)
-cdef double NEAR_SINGULAR = 1e-2
 
 
 def status_message(int code):
-    """The runtime's text for a status code (-1: interrupted by the user)."""
-    return "interrupted" if code == -1 else cg_status_message(code).decode()
+    """The runtime's text for a status code (cg_model.h's CG_STATUS_LIST)."""
+    return cg_status_message(code).decode()
 
 
 cdef double _EMPTY[1]
@@ -446,14 +403,14 @@ cdef class Dynamics:
         if not (tol > 0):
             raise ValueError(f"{self.name}: tol must be positive, got {tol}")
         out = np.empty(self.nx)
-        cdef int it = self.rt.project(self.m, t, _data(x), _data(p), _data(r), tol, maxiter,
-                                 <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
-        if it == -2:
-            if not (np.isfinite(t) and np.isfinite(x).all() and np.isfinite(p).all()):
-                self._fail(CG_ERR_INPUT, t, x, p, r)
+        cdef int code = self.rt.project(self.m, t, _data(x), _data(p), _data(r), tol, maxiter,
+                                        <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        if code == CG_ERR_INPUT:
+            self._fail(CG_ERR_INPUT, t, x, p, r)
+        if code == CG_ERR_OUTPUT:
             raise ConvergenceError(f"{self.name}: project met a non-finite value from x = "
                                    f"{x.tolist()}")
-        if it < 0:
+        if code:
             res = self.residuals(t, out, p, r)[:self.nh]
             raise ConvergenceError(
                 f"{self.name}: project did not reach |f| <= {tol} in {maxiter} Newton "
@@ -463,13 +420,13 @@ cdef class Dynamics:
 
     # -- simulation in C ----------------------------------------------------------
     cdef _check_start(self, double t0, x0, p, r0, str where=""):
-        """A constrained model's run starts on its constraints (to 1e-6, relative
-        to the state's size): the elimination keeps the residuals where they
-        start, so an off-constraint x0 would run a different mechanism."""
+        """A constrained model's run starts on its constraints (to CG_MANIFOLD_TOL,
+        1e-6, relative to the state's size): the elimination keeps the residuals where
+        they start, so an off-constraint x0 would run a different mechanism."""
         if not self.nc:
             return
         res = np.abs(self.residuals(t0, x0, p, r0))
-        tol = 1e-6 * (1.0 + np.abs(x0).max())
+        tol = CG_MANIFOLD_TOL * (1.0 + np.abs(x0).max())
         if res.max() > tol:
             pos = res[:self.nh].max() if self.nh else 0.0
             raise ValueError(f"{self.name}: {where}x0 is off the constraints (max|f| = {pos:.3g}, "
@@ -506,12 +463,14 @@ cdef class Dynamics:
     cdef tuple _run_args(self, str method, t_span, dt, t_eval, double rtol, double atol,
                          long max_steps):
         """A run's arguments checked; returns (t0, t1, t_eval), t_eval by
-        default every dt (rk4, ali3p) or 101 points."""
+        default every dt (the fixed-step methods: rk4, ali3p) or 101 points."""
         if method not in METHODS:
             raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
         if max_steps < 1:
             raise ValueError(f"{self.name}: max_steps must be at least 1, got {max_steps}")
-        if method != "rk4" and not (0 < rtol and isfinite(rtol) and 0 < atol and isfinite(atol)):
+        cdef int properties = cg_method_properties(METHODS[method])
+        if properties & CG_TOLERANCES and not (0 < rtol and isfinite(rtol)
+                                               and 0 < atol and isfinite(atol)):
             raise ValueError(f"{self.name}: rtol and atol must be positive and finite, "
                              f"got rtol = {rtol}, atol = {atol}")
         cdef double t0, t1
@@ -522,7 +481,7 @@ cdef class Dynamics:
         if not (isfinite(t0) and isfinite(t1) and t1 > t0):
             raise ValueError(f"{self.name}: t_span must be two finite times (t0, t1) with t1 > t0, "
                              f"got {t_span!r}")
-        if method in ("rk4", "ali3p"):
+        if properties & CG_FIXED_STEP:
             if dt is None or not (0 < dt and isfinite(dt)):
                 raise ValueError(f"{self.name}: {method} needs a positive, finite step dt, "
                                  f"got {dt!r}")
@@ -536,7 +495,7 @@ cdef class Dynamics:
         return t0, t1, t_eval
 
     def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
-                 double atol=1e-8, dt=None, t_eval=None, long max_steps=10_000_000,
+                 double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS,
                  bint hold=True, progress=False):
         """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
 
@@ -554,8 +513,10 @@ cdef class Dynamics:
         constant vector or a table (times, values) held piecewise constant
         (hold=True) or linearly interpolated. progress=True shows a tqdm bar if
         tqdm is installed. Ctrl-C stops at the next output point and returns the
-        part computed, with status -1. A model with run-time constraints must
-        start on them (to 1e-6): project(x0, p) gives the nearest such state.
+        part computed, with status -1 (CG_INTERRUPTED). A model with run-time
+        constraints must start on them (to 1e-6): project(x0, p) gives the nearest
+        such state. A run with run-time constraints that passed by a singular
+        position ends with status CG_NEAR_SINGULAR (13), its trajectory whole.
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         x0 = self._vector(x0, self.nx, "x0").copy()
@@ -601,18 +562,18 @@ cdef class Dynamics:
                     break
                 done = k + 1
         except KeyboardInterrupt:
-            status = -1
+            status = CG_INTERRUPTED
         finally:
             if bar is not None:
                 bar.close()
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
-        message = status_message(status)
         cdef double t_near
         cdef double ratio = cg_integrator_nearest_singular(s, &t_near)
-        if status == 0 and ratio < NEAR_SINGULAR:
-            status = CG_NEAR_SINGULAR
-            message = (f"{status_message(status)}: singular values down to "
-                       f"{ratio:.1e} of the largest at t = {t_near:.6g}")
+        if status == 0:
+            status = cg_integrator_warning(s)
+        message = status_message(status)
+        if status == CG_NEAR_SINGULAR:
+            message += f": singular values down to {ratio:.1e} of the largest at t = {t_near:.6g}"
         # positional: SimulationResult's field order (t, x, states, status, message,
         # nsteps, nrejected, nfev, method)
         return SimulationResult(t_eval[:done].copy(), xs if done == len(t_eval) else xs[:done].copy(),
@@ -673,7 +634,7 @@ cdef class Dynamics:
         return A
 
     def simulate_batch(self, t_span, X0, P, R=None, str method="dopri5", double rtol=1e-8,
-                       double atol=1e-8, dt=None, t_eval=None, long max_steps=10_000_000):
+                       double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS):
         """Many simulations in C over both cores (OpenMP), without the GIL.
 
         X0: (N, nx) initial states; P: (np,) or (N, np); R: constant inputs,
@@ -715,10 +676,9 @@ cdef class Dynamics:
         cdef cg_integrator *s
         cdef double start = t0
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
-        cdef double t_near
         for i in prange(n, nogil=True, schedule="dynamic"):
             if stop[0]:
-                codes[i] = -1                          # interrupted before it started
+                codes[i] = CG_INTERRUPTED              # interrupted before it started
                 continue
             s = <cg_integrator *>(base + threadid() * size)
             code = rt.integrator_init(s, model, meth, start, &xv[i, 0],
@@ -737,11 +697,11 @@ cdef class Dynamics:
                                     _clear_error()
                                     stop[0] = 1
                         if stop[0]:
-                            code = -1
+                            code = CG_INTERRUPTED
                             break
                     if code != 0:
                         break
-                if code == 0 and cg_integrator_nearest_singular(s, &t_near) < NEAR_SINGULAR:
-                    code = CG_NEAR_SINGULAR
+                if code == 0:
+                    code = cg_integrator_warning(s)
             codes[i] = code
         return t_eval, out, np.asarray(codes).copy()

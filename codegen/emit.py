@@ -14,32 +14,21 @@ the solve, the constraint elimination and the integrators are the runtime's
 """
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
 from . import __version__
+from .abi import (CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES, RUNTIME,
+                  RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
 from .kernel import Program
 
 __all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
-           "runtime_sources"]
-
-
-def _template_dir() -> Path:
-    """templates/ of a source checkout, else the installed codegen.templates."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "templates", here / "templates"):
-        if (candidate / "model.c.j2").is_file():
-            return candidate
-    raise FileNotFoundError("codegen's templates/ folder is missing from the installation")
-
-
-TEMPLATE_DIR = _template_dir()
-RUNTIME_DIR = TEMPLATE_DIR / "runtime"
+           "runtime_sources", "cython_contract"]
 
 
 def runtime_sources() -> dict:
@@ -71,6 +60,28 @@ def environment(*extra_dirs):
 def render(template: str, **data) -> str:
     """A template of templates/ rendered with data (a missing name is an error)."""
     return environment().get_template(template).render(**data)
+
+
+def cython_contract() -> str:
+    """codegen/_contract.pxi, the Cython declarations of cg_model.h (its constants, enums,
+    function types, runtime table and descriptor), rendered from codegen.abi's reading
+    of the header; the extension is built from the committed file, which a test keeps
+    equal to this rendering."""
+    def cython(parameters):       # C's struct tags dropped, Python's keywords escaped
+        return ", ".join(f"{p.type.replace('struct ', '')}{'' if p.type.endswith('*') else ' '}"
+                         f"{p.name}{'_' if keyword.iskeyword(p.name) else ''}"
+                         for p in parameters)
+    return render("contract.pxi.j2",
+                  constants=[(n, "double" if isinstance(v, float) else "long")
+                             for n, v in CONSTANTS.items()],
+                  enums=[*STATUS_CODE, "CG_N_STATUS", *FLAGS, *PROPERTIES,
+                         *(m.symbol for m in METHOD_INFO.values()), "CG_N_METHODS"],
+                  functions=[dict(kind=f.kind, parameters=cython(f.parameters))
+                             for f in FUNCTIONS.values()],
+                  runtime=[dict(type=e.type, name=e.name, parameters=cython(e.parameters))
+                           for e in RUNTIME.values()],
+                  descriptor=[dict(type=d.type.replace("struct ", ""), name=d.name)
+                              for d in DESCRIPTOR])
 
 
 class _Printer(C99CodePrinter):
@@ -167,6 +178,7 @@ class Sources:
     nc: int = 0           # run-time constraint rows
     nh: int = 0           # of which from configuration constraints
     jacobian: bool = False  # the analytic Jacobian is generated
+    flags: tuple = ()     # the descriptor's flags (cg_model.h's CG_FLAG_LIST symbols)
 
 
 def _trig_plan(program: Program) -> dict:
@@ -200,13 +212,6 @@ def _trig_plan(program: Program) -> dict:
     return plan
 
 
-#: the output arrays of each kind of generated function (cg_model.h's typedefs; the
-#: parameter lists themselves are function.j2's)
-_WRITES = {"eval": ["qd", "M", "F", "A", "Bd", "S"], "tree": ["qd", "ud", "D"],
-           "ldl": ["F", "D"], "position": ["f", "fq"], "velocity": ["A", "B"],
-           "jacobian": ["Jq", "R", "Jqr", "Rr"], "parameter_jacobian": ["Jqp", "Rp"]}
-
-
 def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
     """One function's data for function.j2: which arrays it leaves unused, its
     input reads, and its statements (sin/cos pairs first), expressions printed.
@@ -223,7 +228,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
         names.update({sym: f"w[{i}]" for i, (sym, _) in enumerate(program.temporaries)})
     printer = _Printer(names, len(program.temporaries) if parted else None)
     written = {array for array, exprs in program.outputs if len(exprs)}
-    unused = [a for a in _WRITES[kind] if a not in written]
+    unused = [a for a in FUNCTIONS[kind].outputs if a not in written]
     plan = _trig_plan(program)
 
     def sincos(k):
@@ -252,7 +257,10 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
     inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
               for i in program.inputs]
     parts = [statements[i:i + PART_STATEMENTS] for i in range(0, len(statements), PART_STATEMENTS)]
+    signature = FUNCTIONS[kind]
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
+                signature=signature.signature, arguments=signature.arguments,
+                reads=signature.reads,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts if parted else [],
                 scratch=len(program.temporaries) + 2 * len(printer.trig))
@@ -270,8 +278,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
                               " term into S (A u' = B' + S)" if c else "") + ": one pass")]
     # the descriptor's function pointers, in cg_model's order (0: the model has none)
-    pointers = {"eval": f"{name}_eval", "tree": "0", "ldl": "0", "position": "0", "velocity": "0",
-                "jacobian": "0", "parameter_jacobian": "0"}
+    pointers = dict.fromkeys(FUNCTIONS, "0")
+    pointers["eval"] = f"{name}_eval"
     for kind, key, comment in (
             ("position", "position", "configuration constraints f(q, t) and their Jacobian f_q"),
             ("velocity", "velocity", "A and B of the constraints A u = B"),
@@ -303,7 +311,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         solver += f" (not the tree recursion: {eom.tree_note})"
     flags = [f for f, on in (("CG_SYMMETRIC", eom.symmetric), ("CG_TREE", tree),
                              ("CG_UNROLLED", solve),
-                             ("CG_QDOT_IS_U", list(eom.qdot) == list(eom.u))) if on]
+                             ("CG_QDOT_IS_U", list(eom.qdot) == list(eom.u)),
+                             ("CG_HOLONOMIC", bool(c) and 0 < c.nh == c.nc)) if on]
     data = dict(
         name=name, NAME=name.upper(), version=__version__, origin=eom.origin or "a SymPy model",
         nq=eom.nq, nu=eom.nu, nc=c.nc if c else 0, nh=c.nh if c else 0,
@@ -326,4 +335,4 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
                    mass_failure=mass_failure, nc=data["nc"], nh=data["nh"],
-                   jacobian="jacobian" in programs)
+                   jacobian="jacobian" in programs, flags=tuple(flags))

@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 from . import __version__
-from .abi import METHODS, STATUS, STATUS_CODE
+from .abi import METHOD_INFO, METHODS, STATUS, STATUS_CODE, method_applies
 from .build import model_sources
 from .cache import sources_key
 from .compiler import compile_library, shared_suffix
@@ -36,9 +36,10 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
     descriptor ``<name>_model()``), the runtime (``cg_runtime.h`` with its
     API: cg_rhs, cg_mass_matrix, the integrators; ``cg_model.h``, the
-    descriptor's type; ``cg_*.c``, of which ``cg_fused.c`` is only for fused
-    builds), and with ``driver=True`` ``<name>_driver.c``, a fixed-step RK4
-    example program (its usage is at its top). Compile the model with the
+    contract: the descriptor's type, the status codes, the methods; ``cg_*.c``,
+    of which ``cg_fused.c`` is only for fused builds), and with ``driver=True``
+    ``<name>_driver.c``, an example program that runs the runtime's
+    integrator, RK4 or any method by name (its usage is at its top). Compile the model with the
     runtime: ``cc -O2 $(ls *.c | grep -v cg_fused) -lm`` (a large model's solve is in
     ``<name>_solve.c``, beside ``<name>.c`` and the driver). The code is
     reentrant (no globals but constant tables, no static buffers, no
@@ -144,15 +145,6 @@ def _start_values(eq, start_values):
 
 #: integrators a Co-Simulation FMU can run in fmi2DoStep: every one of simulate's
 CS_METHODS = tuple(METHODS)
-#: the Co-Simulation methods that take a fixed step dt
-FIXED_STEP = ("rk4", "ali3p")
-
-
-def _ali3p_applies(eq, sources) -> bool:
-    """What cg_ali3p_applies (cg_ali3p.c) asks of a model, known before its build so
-    that an FMU that could not run is not written."""
-    return (0 < sources.nh == sources.nc and eq.nq == eq.nu and eq.symmetric
-            and list(eq.qdot) == list(eq.u))
 
 
 def _platform() -> str:
@@ -195,14 +187,18 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
     if method not in CS_METHODS:
         raise ValueError(f"method must be one of {list(CS_METHODS)}, got {method!r}")
-    if method in FIXED_STEP and not (isinstance(dt, (int, float)) and 0 < dt < math.inf):
+    fixed = METHOD_INFO[method].fixed_step
+    if fixed and not (isinstance(dt, (int, float)) and 0 < dt < math.inf):
         raise ValueError(f"method {method!r} needs a positive, finite step dt, got {dt!r}")
-    if method not in FIXED_STEP and dt is not None:
-        raise ValueError(f"dt is for the fixed-step methods {list(FIXED_STEP)}, not {method!r}")
+    if not fixed and dt is not None:
+        raise ValueError(f"dt is for the fixed-step methods "
+                         f"{[m for m, i in METHOD_INFO.items() if i.fixed_step]}, not {method!r}")
     if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
         raise ValueError(f"tolerance must be a number in (0, 1), got {tolerance!r}")
     eq, sources = model_sources(eom, name, constants, specifieds, options)
-    if method == "ali3p" and not _ali3p_applies(eq, sources):
+    # what cg_integrator_init asks of the model, known before its build: no FMU that
+    # could not run is written
+    if not method_applies(method, sources.flags):
         raise ValueError(f"model {name!r}: {STATUS[STATUS_CODE['CG_ERR_METHOD']]}")
     start = _start_values(eq, start_values)
     key = sources_key(sources, options)
@@ -212,7 +208,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         guid = _guid(key)
         wrapper = render("fmi2_model.c.j2", name=name, NAME=name.upper(), version=__version__,
                          guid=guid, method=f"CG_{method.upper()}", method_name=method,
-                         dt=repr(float(dt)) if method in FIXED_STEP else "0.0",
+                         dt=repr(float(dt)) if fixed else "0.0",
                          tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
                          start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]))
         files = dict(sources.files)

@@ -14,7 +14,7 @@ class SimulationResult:
     t: np.ndarray
     x: np.ndarray
     states: list
-    status: int            # 0 = ok, -1 = interrupted, else an error code of the C integrator
+    status: int            # a code of cg_model.h's CG_STATUS_LIST: 0 = ok, -1 = interrupted, ...
     message: str
     nsteps: int            # accepted steps
     nrejected: int

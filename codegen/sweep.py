@@ -38,13 +38,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .abi import STATUS
+from .abi import CONSTANTS, STATUS, STATUS_CODE
 
 __all__ = ["sweep", "SweepResult", "REDUCE_FAILED", "REDUCTIONS"]
 
-#: the status of a run whose reduction callable raised (the C codes are >= 0, -1 is
-#: an interrupted run)
-REDUCE_FAILED = -3
+#: the status of a run whose reduction callable raised (cg_model.h's CG_REDUCE_FAILED)
+REDUCE_FAILED = STATUS_CODE["CG_REDUCE_FAILED"]
 
 #: reductions by name over one run's states at t_eval, x of shape (len(t_eval), nx)
 REDUCTIONS = {
@@ -108,7 +107,7 @@ def _run_chunk(model, first: int, t_span, X0, P, R, options: dict, reduce):
     """One chunk on a worker: simulate_batch, then the reduction per run."""
     t, X, status = model.simulate_batch(t_span, X0, P, R, **options)
     status = np.asarray(status, dtype=int).copy()
-    messages = ["interrupted" if s == -1 else STATUS.get(int(s), f"status {s}") for s in status]
+    messages = [STATUS.get(int(s), f"status {s}") for s in status]
     if reduce is None:
         return X, status, messages
     f = REDUCTIONS[reduce] if isinstance(reduce, str) else reduce
@@ -149,8 +148,8 @@ def _connect(client, timeout: float):
 
 def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
           rtol: float = 1e-8, atol: float = 1e-8, dt=None, t_eval=None,
-          max_steps: int = 10_000_000, reduce=None, client=None, chunk_size: int | None = None,
-          retries: int = 2, progress: bool = False, timeout: float = 10.0) -> SweepResult:
+          max_steps: int = CONSTANTS["CG_MAX_STEPS"], reduce=None, client=None,
+          chunk_size: int | None = None, retries: int = 2, progress: bool = False, timeout: float = 10.0) -> SweepResult:
     """Run a compiled model over a table of runs on a Dask cluster.
 
     X0 (N, nx), P (N, np), R (N, nr): a row per run, or one row (or a vector)

@@ -11,6 +11,7 @@ from fmpy.validation import validate_fmu
 from scipy.integrate import solve_ivp
 
 from codegen import GibbsAppellMethod, examples as ex, export_c, export_fmu, generate
+from codegen.abi import STATUS_CODE
 
 HERE = os.path.dirname(__file__)
 CC = shutil.which("gcc") or shutil.which("cc")
@@ -156,6 +157,12 @@ def test_driver_trajectory_equals_python(exported, name):
     assert traj.shape == (n + 1, mod.nx + 1)
     assert np.allclose(traj[:, 1:], ref, rtol=1e-12, atol=1e-12)
     assert abs(traj[-1, 1:] - x0).max() > 1e-3                  # it moved
+    # any method by name: the runtime's integrator, the very run simulate makes
+    out = run([f"./{name}_driver", "bdf", "0.01", "50", *args], folder)
+    traj = np.array([[float(v) for v in line.split()] for line in out.splitlines()])
+    ours = mod.simulate((0, 0.5), x0, p, r, method="bdf", rtol=1e-8, atol=1e-8,
+                        t_eval=np.arange(51) * 0.01)
+    assert np.array_equal(traj[:, 0], ours.t) and np.array_equal(traj[:, 1:], ours.x)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -258,6 +265,17 @@ def test_cosimulation_through_a_singular_position_with_ali3p(tmp_path):
     exact = ex.n_four_bar_exact(1, res["time"])
     gap = np.hypot(np.cos(cosim[:, 0]) - np.cos(exact), np.sin(cosim[:, 0]) - np.sin(exact))
     assert gap.max() < 1e-6
+    # on the SVD elimination (rk4) the run passes by the flat position: the FMU says so,
+    # once, as simulate does with its status (decided in C, cg_integrator_warning)
+    path = export_fmu(ga, "nfb1", tmp_path, start_values=values, method="rk4", dt=1e-3)
+    logged = []
+    fmpy.simulate_fmu(str(path), stop_time=1.0, output_interval=0.05, fmi_type="CoSimulation",
+                      logger=lambda env, name, status, category, message:
+                      logged.append((status, category, message)))
+    warned = [m for status, c, m in logged if status == 1]       # fmi2Warning
+    assert len(warned) == 1 and b"singular position" in warned[0], logged
+    ours = mod.simulate((0, 1.0), x0, p, method="rk4", dt=1e-3)
+    assert ours.status == STATUS_CODE["CG_NEAR_SINGULAR"]
 
 
 def test_bad_names_and_folders(tmp_path):

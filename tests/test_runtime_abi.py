@@ -1,18 +1,23 @@
 """The runtime library and the model descriptor: thin models, the ABI check, fused builds,
 options in the cache key, and stage boundaries as values."""
+import ctypes
 import dataclasses
 import json
+import pathlib
+import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from codegen import CacheError, GibbsAppellMethod, examples as ex, generate, load
+from codegen import CacheError, GibbsAppellMethod, abi, examples as ex, generate, load
 from codegen.abi import ABI_VERSION, METHODS, STATUS
 from codegen.compiler import compile_library
-from codegen.emit import RUNTIME_DIR
+from codegen.emit import RUNTIME_DIR, cython_contract
 from codegen.files import sha256
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +45,65 @@ def test_the_contract_has_one_definition():
                                            "bdf": 4, "ali3p": 5}
     for code, text in STATUS.items():
         assert _runtime.status_message(code) == text
+
+
+def test_python_reads_the_header_as_the_compiler_does(tmp_path):
+    """codegen.abi's reading of cg_model.h's lists (texts joined from constants, macros
+    expanded) is what a C program built on the header prints: a list Python could not
+    parse, or parsed otherwise, fails here."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    subprocess.run([cc, "-std=c99", "-Wall", "-Werror", f"-I{RUNTIME_DIR}",
+                    str(ROOT / "tests" / "c" / "contract_dump.c"), "-o", "dump"],
+                   cwd=tmp_path, check=True)
+    lines = subprocess.run(["./dump"], cwd=tmp_path, check=True, capture_output=True,
+                           text=True).stdout.splitlines()
+    bare = "".join                                           # whitespace is not the contract
+    c = {}
+    for line in lines:
+        what, rest = line.split(" ", 1)
+        c.setdefault(what, []).append(rest)
+    assert c["status"] == [f"{s} {v} {abi.STATUS[v]}" for s, v in abi.STATUS_CODE.items()]
+    assert c["flag"] == [f"{s} {v}" for s, v in abi.FLAGS.items()]
+    assert c["property"] == [f"{s} {v}" for s, v in abi.PROPERTIES.items()]
+    assert c["method"] == [f"{m.symbol} {m.id} {m.name} {sum(abi.PROPERTIES[p] for p in m.properties)}"
+                           f" {sum(abi.FLAGS[f] for f in m.needs)}" for m in abi.METHOD_INFO.values()]
+    assert [bare(f.split()) for f in c["function"]] == \
+        [bare(f"{f.kind} ({f.signature})".split()) for f in abi.FUNCTIONS.values()]
+    assert [bare(e.split()) for e in c["entry"]] == \
+        [bare(f"{e.type} {e.name} ({', '.join(p.type + ' ' + p.name for p in e.parameters)})"
+              .split()) for e in abi.RUNTIME.values()]
+    for line in c["constant"]:
+        name, value = line.split()
+        assert float(value) == abi.CONSTANTS[name], name
+
+
+def test_the_cython_declarations_are_rendered_from_the_header():
+    """_runtime.pyx declares the contract through codegen/_contract.pxi, the rendering
+    of cg_model.h; after a change of the header, render it again (and rebuild):
+        python -c "import codegen.emit as e; open('codegen/_contract.pxi', 'w').write(e.cython_contract())"
+    """
+    assert (ROOT / "codegen" / "_contract.pxi").read_text() == cython_contract()
+
+
+def test_the_compiled_runtime_has_every_method_of_the_table():
+    """The runtime's method table (cg_integrate.c) and lookups agree with the header's
+    list for every method, and know no other."""
+    from codegen import _runtime
+    lib = ctypes.CDLL(_runtime.__file__)
+    lib.cg_method_name.restype = ctypes.c_char_p
+    for name, m in abi.METHOD_INFO.items():
+        assert lib.cg_method_name(m.id).decode() == name
+        assert lib.cg_method_properties(m.id) == sum(abi.PROPERTIES[p] for p in m.properties)
+    assert lib.cg_method_name(len(METHODS)) is None and lib.cg_method_properties(-1) == -1
+
+
+def test_generated_functions_take_the_header_signatures(pend1):
+    """function.j2 renders each kind's parameters from the table: the model's C names
+    them as cg_model.h does (and the C compiler checks the descriptor's pointers)."""
+    model, ga, out, mod = pend1
+    text = (mod.source_dir / "pend1.c").read_text()
+    for kind in ("eval", "tree"):
+        assert f"pend1_{kind}({abi.FUNCTIONS[kind].signature})" in text
 
 
 def _foreign_library(folder, abi: int, with_descriptor=True):

@@ -41,12 +41,6 @@
 #define CG_ALI3P_ITER 100
 #define CG_ALI3P_SLACK 100.0
 
-CG_API int cg_ali3p_applies(const cg_model *m)
-{
-    return m->nh > 0 && m->nh == m->nc && m->nq == m->nu
-           && (m->flags & CG_SYMMETRIC) && (m->flags & CG_QDOT_IS_U);
-}
-
 /* P = M + c J^T J (packed lower; J: nh x nq, row-major) */
 static void cg_penalized(int nq, int nh, const double *M, const double *J, double c, double *P)
 {
@@ -104,17 +98,20 @@ static void cg_trapezoid(int nq, double h, const double *dh, const double *ddh, 
     }
 }
 
-CG_API int cg_ali3p_step(cg_integrator *s, double h)
+/* one step of size s->h (cg_model.h's CG_METHOD_LIST: for models with the flags
+   CG_HOLONOMIC, CG_QDOT_IS_U and CG_SYMMETRIC) */
+CG_API int cg_ali3p_step(cg_integrator *s, int *accepted)
 {
     const cg_model *m = CG_SM(s);
     const int nq = m->nq, nh = m->nh, nx = m->nx, nm = nq * (nq + 1) / 2;
-    const double t = s->t + h, *p = s->p, *r;
+    const double h = s->h, t = s->t + h, *p = s->p, *r;
     double *lam = s->ft;
     double y[CG_LEN(nx)], dh[CG_LEN(nq)], ddh[CG_LEN(nq)], a[CG_LEN(nq)], g[CG_LEN(nq)];
     double M[CG_LEN(nm)], P[CG_LEN(nm)], F[CG_LEN(nq)], qd[CG_LEN(nq)], inv[CG_LEN(nq)];
     double f[CG_LEN(nh)], J[CG_LEN(nh * nq)], B[CG_LEN(nh)], Bd[CG_LEN(nh)], S[CG_LEN(nh)];
     double c = 0.0, alpha = 0.0;
     int i, it;
+    *accepted = 1;
     cg_inputs_at(s, t);
     r = s->r;
     for (i = 0; i < nq; i++) {
@@ -186,6 +183,8 @@ CG_API int cg_ali3p_step(cg_integrator *s, double h)
         s->f[i] = qd[i];
         s->f[nq + i] = g[i];
     }
+    s->t_old = s->t;
+    s->h_old = h;
     s->t = t;
     s->steps++;
     if (!(cg_all_finite(s->x, nx) && cg_all_finite(s->f, nx))) return CG_ERR_OUTPUT;

@@ -20,6 +20,7 @@
    - Newton's tolerance is rtol^(1/4) of the error tolerance, at most 0.01;
    - a step that may grow by less than 20 % (at the same order) is kept.
  */
+#include <float.h>
 #include "cg_internal.h"
 
 #define CG_BDF_MAX_ORDER 5
@@ -114,73 +115,81 @@ static void cg_bdf_new_h(cg_integrator *s, double factor)
     s->n_equal = 0;
 }
 
-/* one BDF attempt */
-CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
+/* the first step: order 1 from (x, h f) */
+static void cg_bdf_start(cg_integrator *s)
 {
     const int nx = CG_NX(s);
-    double ypred[nx], psi[nx], y[nx], d[nx], dy[nx],
-        f[nx], err[nx];
-    const double rtol = s->rtol, atol = s->atol, *D = s->D;
-    /* Newton stops when its remaining error is this fraction of the step's error
-       tolerance: rtol^(1/4), at most 0.01. SciPy's sqrt(rtol), 1e-4 at rtol = 1e-8,
-       took up to twice the RHS calls for errors at t = 1 on the stiff benchmark
-       within a factor of 3 of these. */
-    const double newton_tol = fmax(10.0 * 2.220446049250313e-16 / rtol, fmin(0.01, sqrt(sqrt(rtol))));
-    double h, t_new, c, alpha, dy_norm, dy_norm_old = -1.0, rate = 0.0, safety, error_norm,
-        factor, rho, scale;
-    int i, k, order, code, converged = 0, n_iter = 0;
-    if (s->order == 0) {                       /* the first step: order 1 from (x, h f) */
-        s->order = 1;
-        s->n_equal = 0;
-        for (i = 0; i < nx; i++) {
-            s->D[i] = s->x[i];
-            s->D[nx + i] = s->h * s->f[i];
-        }
+    int i;
+    s->order = 1;
+    s->n_equal = 0;
+    for (i = 0; i < nx; i++) {
+        s->D[i] = s->x[i];
+        s->D[nx + i] = s->h * s->f[i];
     }
-    order = s->order;
-    h = s->h;
-    t_new = s->t + h;
-    alpha = cg_bdf_alpha[order];
-    c = h / alpha;
+}
+
+/* the prediction of the step's end, ypred = sum_k D[k], and psi = sum_k gamma_k D[k]
+   / alpha (the history's part of the corrector equation) */
+static void cg_bdf_predict(const cg_integrator *s, double *ypred, double *psi)
+{
+    const int nx = CG_NX(s), order = s->order;
+    const double alpha = cg_bdf_alpha[order], *D = s->D;
+    int i, k;
     for (i = 0; i < nx; i++) {
         double v = 0.0, w = 0.0;
         for (k = 0; k <= order; k++) v += D[k * nx + i];
         for (k = 1; k <= order; k++) w += D[k * nx + i] * cg_bdf_gamma[k];
         ypred[i] = v;
         psi[i] = w / alpha;
-        y[i] = v;
+    }
+}
+
+/* W = I / c - J for this step: the kept LU while c stays within CG_BDF_W_DRIFT of the
+   c it was formed with, else a new one. *rho = c / c_W; 1 when W is singular */
+static int cg_bdf_w(cg_integrator *s, double c, double *rho)
+{
+    *rho = c * s->w_diag;                      /* c / c_W (0: no W) */
+    if (fabs(*rho - 1.0) <= CG_BDF_W_DRIFT) return 0;
+    /* Newton's rate grows with the step; after a new J it is unknown */
+    s->crate = *rho > 0.0 ? fmin(1.0, s->crate * fmax(1.0, *rho)) : 1.0;
+    *rho = 1.0;
+    return cg_lu_w(s, 1.0 / c);
+}
+
+/* The simplified Newton iteration on (I - c J) dy = c f - psi - d, W dy = f - (psi +
+   d) / c from y = ypred, d = 0, at most CG_BDF_NEWTON iterations, each correction
+   scaled by 2 rho / (1 + rho) when W was formed with another c. *n_iter: the
+   iterations it took to converge, 0 if it did not. */
+static int cg_bdf_newton(cg_integrator *s, double t_new, double c, double rho,
+                         const double *ypred, const double *psi, double *y, double *d,
+                         int *n_iter)
+{
+    const int nx = CG_NX(s);
+    double f[nx], dy[nx];
+    const double rtol = s->rtol, scale = 2.0 * rho / (1.0 + rho);
+    /* Newton stops when its remaining error is this fraction of the step's error
+       tolerance: rtol^(1/4), at most 0.01. SciPy's sqrt(rtol), 1e-4 at rtol = 1e-8,
+       took up to twice the RHS calls for errors at t = 1 on the stiff benchmark
+       within a factor of 3 of these. */
+    const double newton_tol = fmax(10.0 * DBL_EPSILON / rtol, fmin(0.01, sqrt(sqrt(rtol))));
+    double dy_norm, dy_norm_old = -1.0, rate;
+    int i, k, code;
+    *n_iter = 0;
+    for (i = 0; i < nx; i++) {
+        y[i] = ypred[i];
         d[i] = 0.0;
     }
-    if (s->jac_age < 0) {                      /* the first J, at (t, x) */
-        if ((code = cg_step_jacobian(s, 0))) return code;
-        s->w_diag = 0.0;
-    }
-    rho = c * s->w_diag;                       /* c / c_W (0: no W) */
-    if (!(fabs(rho - 1.0) <= CG_BDF_W_DRIFT)) {
-        /* Newton's rate grows with the step; after a new J it is unknown */
-        s->crate = rho > 0.0 ? fmin(1.0, s->crate * fmax(1.0, rho)) : 1.0;
-        if (cg_lu_w(s, 1.0 / c)) {
-            cg_bdf_new_h(s, 0.5);         /* singular: a smaller step */
-            s->rejected++;
-            *accepted = 0;
-            return cg_after_singular(s);
-        }
-        rho = 1.0;
-    }
-    scale = 2.0 * rho / (1.0 + rho);
-    /* W = I / c - J, so W dy = f - (psi + d) / c is (I - c J) dy = c f - psi - d */
     for (k = 0; k < CG_BDF_NEWTON; k++) {
         code = cg_f(s, t_new, y, f);
         /* an iterate where f is not finite: no convergence (a smaller step),
            unless the prediction itself overflowed */
-        if (code == CG_ERR_OUTPUT && cg_all_finite(ypred, nx)) break;
+        if (code == CG_ERR_OUTPUT && cg_all_finite(ypred, nx)) return CG_OK;
         if (code) return code;
         for (i = 0; i < nx; i++) dy[i] = f[i] - (psi[i] + d[i]) / c;
         cg_lu_backsolve(nx, s->w, s->piv, dy);
         if (rho != 1.0)
             for (i = 0; i < nx; i++) dy[i] *= scale;
-        dy_norm = cg_err_norm(dy, ypred, ypred, nx, rtol, atol);
-        n_iter = k + 1;
+        dy_norm = cg_err_norm(dy, ypred, ypred, nx, rtol, s->atol);
         if (dy_norm_old >= 0.0) {
             rate = dy_norm / dy_norm_old;
             s->crate = fmax(0.3 * s->crate, rate);
@@ -191,44 +200,80 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
         }
         if (dy_norm_old >= 0.0 && (rate >= 1.0 || cg_ipow(rate, CG_BDF_NEWTON - k) / (1.0 - rate)
                                                      * dy_norm > newton_tol))
-            break;                             /* diverging, or too slow to make it */
+            return CG_OK;                      /* diverging, or too slow to make it */
         for (i = 0; i < nx; i++) {
             y[i] += dy[i];
             d[i] += dy[i];
         }
         if (dy_norm == 0.0 || (rate > 0.0 && rate < 1.0 && rate / (1.0 - rate) * dy_norm < newton_tol)) {
-            converged = 1;
-            break;
+            *n_iter = k + 1;
+            return CG_OK;
         }
-        if (!(dy_norm == dy_norm)) break;      /* NaN */
+        if (!(dy_norm == dy_norm)) return CG_OK;    /* NaN */
         dy_norm_old = dy_norm;
     }
-    *accepted = 0;
-    if (!converged) {
-        s->rejected++;
-        if (s->jac_age != 0) {                 /* a J from an earlier step: a new one, same h */
-            if ((code = cg_f(s, s->t, s->x, s->f))) return code;
-            if ((code = cg_step_jacobian(s, 0))) return code;
-            s->w_diag = 0.0;
-        } else {
-            cg_bdf_new_h(s, 0.5);
-        }
-        return CG_OK;
+    return CG_OK;
+}
+
+/* Newton did not converge: with a J from an earlier step, a new J for the same h;
+   else half the step */
+static int cg_bdf_retry(cg_integrator *s)
+{
+    int code;
+    s->rejected++;
+    if (s->jac_age != 0) {
+        if ((code = cg_f(s, s->t, s->x, s->f))) return code;
+        if ((code = cg_step_jacobian(s, 0))) return code;
+        s->w_diag = 0.0;
+    } else {
+        cg_bdf_new_h(s, 0.5);
     }
-    safety = 0.9 * (2 * CG_BDF_NEWTON + 1) / (2 * CG_BDF_NEWTON + n_iter);
-    for (i = 0; i < nx; i++) err[i] = cg_bdf_error_const[order] * d[i];
-    error_norm = cg_err_norm(err, y, y, nx, rtol, atol);
-    if (!(error_norm <= 1.0)) {
-        factor = error_norm == error_norm ? fmax(0.2, safety * cg_inv_root(error_norm, order + 1))
-                                          : 0.1;
+    return CG_OK;
+}
+
+/* The order and the step after an accepted step, once k + 1 steps of equal size have
+   passed: the neighbour order (or this one) whose error estimate allows the largest
+   step; y: the new state, error_norm: its error at this order */
+static void cg_bdf_next_order(cg_integrator *s, const double *y, double error_norm,
+                              double safety)
+{
+    const int nx = CG_NX(s), order = s->order;
+    double err[nx], norms[3], best = 0.0, factor;
+    int i, j, pick = 1;
+    norms[1] = error_norm;
+    norms[0] = norms[2] = HUGE_VAL;
+    if (order > 1) {
+        for (i = 0; i < nx; i++)
+            err[i] = cg_bdf_error_const[order - 1] * s->D[order * nx + i];
+        norms[0] = cg_err_norm(err, y, y, nx, s->rtol, s->atol);
+    }
+    if (order < CG_BDF_MAX_ORDER) {
+        for (i = 0; i < nx; i++)
+            err[i] = cg_bdf_error_const[order + 1] * s->D[(order + 2) * nx + i];
+        norms[2] = cg_err_norm(err, y, y, nx, s->rtol, s->atol);
+    }
+    for (j = 0; j < 3; j++) {
+        const double fj = norms[j] == HUGE_VAL ? 0.0
+                          : norms[j] > 0.0 ? cg_inv_root(norms[j], order + j) : HUGE_VAL;
+        if (fj > best) { best = fj; pick = j; }
+    }
+    factor = fmin(CG_FACTOR_MAX, safety * best);
+    if (pick == 1 && factor >= 1.0 && factor < CG_BDF_MIN_RAISE) {
+        s->n_equal = 0;                        /* not worth a rescaling: h stays */
+    } else {
+        s->order = order + pick - 1;
         cg_bdf_new_h(s, factor);
-        s->rejected++;
-        return CG_OK;
     }
-    /* accepted: the new differences (D[order + 2] for the order test) */
+}
+
+/* the step accepted: the new differences (D[order + 2] for the order test) and state */
+static int cg_bdf_accept(cg_integrator *s, double h, const double *y, const double *d)
+{
+    const int nx = CG_NX(s), order = s->order;
+    int i, k;
     s->t_old = s->t;
     s->h_old = h;
-    s->t = t_new;
+    s->t += h;
     s->have_step = 1;
     s->steps++;
     s->n_equal++;
@@ -239,37 +284,47 @@ CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
         s->D[(order + 1) * nx + i] = d[i];
         for (k = order; k >= 0; k--) s->D[k * nx + i] += s->D[(k + 1) * nx + i];
     }
-    *accepted = 1;
     if (!cg_all_finite(s->x, nx)) return CG_ERR_OUTPUT;   /* overflow */
-    if ((code = cg_on_manifold(s))) return code;
-    if (s->n_equal >= order + 1) {             /* order and step: the largest allowed step */
-        double norms[3], best = 0.0;
-        int j, pick = 1;
-        norms[1] = error_norm;
-        norms[0] = norms[2] = HUGE_VAL;
-        if (order > 1) {
-            for (i = 0; i < nx; i++)
-                err[i] = cg_bdf_error_const[order - 1] * s->D[order * nx + i];
-            norms[0] = cg_err_norm(err, y, y, nx, rtol, atol);
-        }
-        if (order < CG_BDF_MAX_ORDER) {
-            for (i = 0; i < nx; i++)
-                err[i] = cg_bdf_error_const[order + 1] * s->D[(order + 2) * nx + i];
-            norms[2] = cg_err_norm(err, y, y, nx, rtol, atol);
-        }
-        for (j = 0; j < 3; j++) {
-            const double fj = norms[j] == HUGE_VAL ? 0.0
-                              : norms[j] > 0.0 ? cg_inv_root(norms[j], order + j) : HUGE_VAL;
-            if (fj > best) { best = fj; pick = j; }
-        }
-        factor = fmin(10.0, safety * best);
-        if (pick == 1 && factor >= 1.0 && factor < CG_BDF_MIN_RAISE) {
-            s->n_equal = 0;                    /* not worth a rescaling: h stays */
-        } else {
-            s->order = order + pick - 1;
-            cg_bdf_new_h(s, factor);
-        }
+    return cg_on_manifold(s);
+}
+
+/* one BDF attempt: predict, correct by Newton, then the error test and, accepted,
+   the new differences and perhaps a new order and step */
+CG_API int cg_bdf_step(cg_integrator *s, int *accepted)
+{
+    const int nx = CG_NX(s);
+    double ypred[nx], psi[nx], y[nx], d[nx], err[nx];
+    double h, c, rho, safety, error_norm;
+    int i, code, n_iter;
+    *accepted = 0;
+    if (s->order == 0) cg_bdf_start(s);
+    h = s->h;
+    c = h / cg_bdf_alpha[s->order];
+    cg_bdf_predict(s, ypred, psi);
+    if (s->jac_age < 0) {                      /* the first J, at (t, x) */
+        if ((code = cg_step_jacobian(s, 0))) return code;
+        s->w_diag = 0.0;
     }
+    if (cg_bdf_w(s, c, &rho)) {
+        cg_bdf_new_h(s, 0.5);                  /* singular: a smaller step */
+        s->rejected++;
+        return cg_after_singular(s);
+    }
+    if ((code = cg_bdf_newton(s, s->t + h, c, rho, ypred, psi, y, d, &n_iter))) return code;
+    if (!n_iter) return cg_bdf_retry(s);
+    safety = CG_SAFETY * (2 * CG_BDF_NEWTON + 1) / (2 * CG_BDF_NEWTON + n_iter);
+    for (i = 0; i < nx; i++) err[i] = cg_bdf_error_const[s->order] * d[i];
+    error_norm = cg_err_norm(err, y, y, nx, s->rtol, s->atol);
+    if (!(error_norm <= 1.0)) {
+        cg_bdf_new_h(s, error_norm == error_norm
+                        ? fmax(CG_FACTOR_MIN, safety * cg_inv_root(error_norm, s->order + 1))
+                        : CG_FACTOR_NAN);
+        s->rejected++;
+        return CG_OK;
+    }
+    *accepted = 1;
+    if ((code = cg_bdf_accept(s, h, y, d))) return code;
+    if (s->n_equal >= s->order + 1) cg_bdf_next_order(s, y, error_norm, safety);
     return CG_OK;
 }
 

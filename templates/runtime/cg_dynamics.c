@@ -5,23 +5,15 @@
  */
 #include "cg_internal.h"
 
-#define CG_MESSAGE_ITEM(symbol, value, text) case symbol: return text;
+#define CG_MESSAGE_CASE(symbol, value, text) case symbol: return text;
 const char *cg_status_message(int code)
 {
     switch (code) {
-    CG_STATUS_LIST(CG_MESSAGE_ITEM)
+    CG_STATUS_LIST(CG_MESSAGE_CASE)
     default: return "unknown status";
     }
 }
-
-const char *cg_method_name(int method)
-{
-    switch (method) {
-    CG_METHOD_LIST(CG_MESSAGE_ITEM)
-    default: return 0;
-    }
-}
-#undef CG_MESSAGE_ITEM
+#undef CG_MESSAGE_CASE
 
 CG_API int cg_check_model(const cg_model *m)
 {
@@ -77,8 +69,8 @@ CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const doubl
 }
 
 /* M u' = F with u' into F: the unrolled L D L^T, Cholesky of the packed M, or LU of the
-   full M. 1 when M is not positive definite (a pivot not above 1e-14 of its diagonal
-   entry) or singular. M is overwritten by the loop versions. */
+   full M. 1 when M is not positive definite (a pivot not above CG_PIVOT_TOL of its
+   diagonal entry) or singular. M is overwritten by the loop versions. */
 static int cg_solve_mass(const cg_model *m, double *M, double *F)
 {
     const int nu = m->nu;
@@ -87,7 +79,7 @@ static int cg_solve_mass(const cg_model *m, double *M, double *F)
         double D[CG_LEN(nu)];
         m->ldl(M, F, D);
         for (i = 0; i < nu; i++)
-            if (!(D[i] > 1e-14 * fabs(M[i * (i + 3) / 2]))) return 1;
+            if (!(D[i] > CG_PIVOT_TOL * fabs(M[i * (i + 3) / 2]))) return 1;
         return 0;
     }
     if (m->flags & CG_SYMMETRIC) {
@@ -263,9 +255,9 @@ CG_API int cg_project(const cg_model *m, double t, const double *x, const double
     const int nq = m->nq, nu = m->nu, nc = m->nc, nh = m->nh, nx = m->nx;
     double A[CG_LEN(nc * nu)], B[CG_LEN(nc)], V[CG_LEN(nu * nu)], s[CG_LEN(nu)];
     double w[CG_LEN(nc)], du[CG_LEN(nu)];
-    int i, j, it = 0;
+    int i, j, it;
     for (i = 0; i < nx; i++) xout[i] = x[i];
-    if (!m->nc || !cg_finite_inputs(m, t, x, p, r)) return -2;
+    if (!m->nc || !cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
     if (nh) {
         double f[CG_LEN(nh)], fq[CG_LEN(nh * nq)], Vq[CG_LEN(nq * nq)], sq[CG_LEN(nq)];
         double dq[CG_LEN(nq)];
@@ -273,12 +265,12 @@ CG_API int cg_project(const cg_model *m, double t, const double *x, const double
             double norm = 0.0;
             m->position(t, xout, p, r, f, fq);
             for (i = 0; i < nh; i++) {
-                if (!isfinite(f[i])) return -2;
+                if (!isfinite(f[i])) return CG_ERR_OUTPUT;
                 if (fabs(f[i]) > norm) norm = fabs(f[i]);
             }
             if (norm <= tol) break;
-            if (it >= maxiter) return -1;
-            if (cg_svd(nh, nq, fq, Vq, sq) < 0) return -1;
+            if (it >= maxiter) return CG_ERR_PROJECT;
+            if (cg_svd(nh, nq, fq, Vq, sq) < 0) return CG_ERR_SVD;
             cg_pinv_apply(nh, nq, cg_rank(nq, sq, m->rank_rtol), fq, Vq, sq, f, dq);
             for (i = 0; i < nq; i++) xout[i] -= dq[i];
         }
@@ -289,11 +281,10 @@ CG_API int cg_project(const cg_model *m, double t, const double *x, const double
         for (j = 0; j < nu; j++) sum += A[i * nu + j] * xout[nq + j];
         w[i] = sum;
     }
-    if (cg_svd(nc, nu, A, V, s) < 0) return -1;
+    if (cg_svd(nc, nu, A, V, s) < 0) return CG_ERR_SVD;
     cg_pinv_apply(nc, nu, cg_rank(nu, s, m->rank_rtol), A, V, s, w, du);
     for (i = 0; i < nu; i++) xout[nq + i] -= du[i];
-    for (i = 0; i < nx; i++) if (!isfinite(xout[i])) return -2;
-    return it;
+    return cg_all_finite(xout, nx) ? CG_OK : CG_ERR_OUTPUT;
 }
 
 CG_API void cg_rhs_cb(double t, double *u, double *du, void *data)

@@ -17,15 +17,13 @@
 #include "cg_linalg.c"
 #include "cg_dynamics.c"
 #include "cg_jacobian.c"
+#include "cg_step.c"
 #include "cg_explicit.c"
 #include "cg_rosenbrock.c"
 #include "cg_bdf.c"
 #include "cg_ali3p.c"
 #include "cg_integrate.c"
 
-static const cg_runtime cg_fused_runtime = {
-    cg_rhs, cg_mass_matrix, cg_forcing, cg_constraint_forces, cg_residuals, cg_project,
-    cg_jacobian, cg_parameter_jacobian,
-    cg_integrator_size, cg_integrator_init, cg_integrate_to, cg_integrator_stats,
-    cg_integrator_set
-};
+#define CG_RUNTIME_ENTRY(type, name, parameters) cg_##name,
+static const cg_runtime cg_fused_runtime = {CG_RUNTIME_LIST(CG_RUNTIME_ENTRY)};
+#undef CG_RUNTIME_ENTRY

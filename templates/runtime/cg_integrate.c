@@ -1,8 +1,52 @@
 /*
- * cg_integrate.c -- the integrators' API: the state's layout, cg_integrator_init,
- * and cg_integrate_to, which steps with the chosen method to each output time.
+ * cg_integrate.c -- the integrators' API: the table of methods, the state's layout,
+ * cg_integrator_init, and cg_integrate_to, which steps with the chosen method to
+ * each output time. A method is its line in cg_model.h's CG_METHOD_LIST (name,
+ * properties, the flags it needs) and its stepper here; nothing else names it.
  */
 #include "cg_internal.h"
+
+/* the methods' steppers, by enum cg_method: step, dense output, starting rule */
+static const cg_stepper cg_steppers[CG_N_METHODS] = {
+    [CG_RK4] = {cg_rk4_step, 0, 0},
+    [CG_DOPRI5] = {cg_dopri5_step, cg_cont_dense, 4},
+    [CG_ROSENBROCK] = {cg_ros4_step, cg_cont_dense, 0},
+    [CG_ROSW] = {cg_rosw_step, cg_cont_dense, 0},
+    [CG_BDF] = {cg_bdf_step, cg_bdf_dense, 1},
+    [CG_ALI3P] = {cg_ali3p_step, 0, 0},
+};
+
+#define CG_NAME_CASE(symbol, value, name, properties, needs) case symbol: return name;
+#define CG_PROPERTIES_CASE(symbol, value, name, properties, needs) \
+    case symbol: return properties;
+#define CG_NEEDS_CASE(symbol, value, name, properties, needs) case symbol: return needs;
+const char *cg_method_name(int method)
+{
+    switch (method) {
+    CG_METHOD_LIST(CG_NAME_CASE)
+    default: return 0;
+    }
+}
+
+int cg_method_properties(int method)
+{
+    switch (method) {
+    CG_METHOD_LIST(CG_PROPERTIES_CASE)
+    default: return -1;
+    }
+}
+
+/* the descriptor flags a method needs */
+static int cg_method_needs(int method)
+{
+    switch (method) {
+    CG_METHOD_LIST(CG_NEEDS_CASE)
+    default: return 0;
+    }
+}
+#undef CG_NAME_CASE
+#undef CG_PROPERTIES_CASE
+#undef CG_NEEDS_CASE
 
 /* the doubles after the struct: r, x, f, cont, jac, ft, w, D (then the pivots) */
 static size_t cg_doubles(const cg_model *m)
@@ -24,7 +68,7 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
 {
     const int nx = CG_MODEL(m)->nx, nr = CG_MODEL(m)->nr;
     double *d = (double *)(s + 1);   /* sizeof(cg_integrator) is a multiple of its alignment */
-    int i;
+    int i, needs;
     s->m = m;
     s->nx = nx;
     s->r = d;
@@ -43,13 +87,15 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
         if (!isfinite(t_table[i]) || !cg_all_finite(r_table + i * nr, nr))
             return CG_ERR_INPUT;
     s->method = method;
+    s->properties = cg_method_properties(method);
+    s->stepper = &cg_steppers[method];
     s->t = t0;
     s->t_want = -HUGE_VAL;                   /* until integrate_to: every step keeps a dense output */
     s->rtol = rtol;
     s->atol = atol;
     s->dt = dt;
     s->h = dt;
-    s->max_steps = 10000000L;
+    s->max_steps = CG_MAX_STEPS;
     s->pause = 0;
     s->jac_age = -1;
     s->w_diag = 0.0;
@@ -66,70 +112,68 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->ratio_low = 1.0;
     s->t_low = t0;
     for (i = 0; i < nx; i++) s->x[i] = x0[i];
-    if ((method == CG_RK4 || method == CG_ALI3P) && !(dt > 0.0)) return CG_ERR_INPUT;
-    if (method != CG_RK4 && !(rtol > 0.0 && atol > 0.0)) return CG_ERR_INPUT;
-    if (method == CG_ALI3P) {
-        if (!cg_ali3p_applies(CG_MODEL(m))) return CG_ERR_METHOD;
-        for (i = 0; i < nx; i++) s->ft[i] = 0.0;         /* the multipliers */
-    }
+    if ((s->properties & CG_FIXED_STEP) && !(dt > 0.0)) return CG_ERR_INPUT;
+    if ((s->properties & CG_TOLERANCES) && !(rtol > 0.0 && atol > 0.0)) return CG_ERR_INPUT;
+    needs = cg_method_needs(method);
+    if ((CG_MODEL(m)->flags & needs) != needs) return CG_ERR_METHOD;
+    /* ali3p's multipliers start at 0; the Rosenbrock methods write df/dt there first */
+    for (i = 0; i < nx; i++) s->ft[i] = 0.0;
     return cg_f(s, t0, s->x, s->f);
 }
 
-
-CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out)
+/* a fixed-step method to t_out: steps of dt, the last stretched or shortened to land
+   on t_out (rather than leave a sliver after it: ali3p divides by h^2) */
+static int cg_fixed_to(cg_integrator *s, double t_out, double *x_out, long pause_at)
 {
     const int nx = CG_NX(s);
-    int i, code;
-    /* steps + rejected at which this call pauses (never without a budget) */
-    const long pause_at = s->pause > 0 ? s->steps + s->rejected + s->pause : -1;
-    if (!(t_out == t_out)) return CG_ERR_INPUT;
-    if (t_out < (s->have_step ? s->t_old : s->t)) return CG_ERR_INPUT;   /* forward only */
-    if (s->method == CG_RK4 || s->method == CG_ALI3P) {         /* fixed steps */
-        while (t_out - s->t > 1e-12 * (fabs(t_out) > 1.0 ? fabs(t_out) : 1.0)) {
-            double h = s->dt;
-            /* land on t_out, stretching the step rather than leaving a sliver after it
-               (ali3p divides by h^2) */
-            if (s->t + h > t_out - 1e-6 * s->dt) h = t_out - s->t;
-            if (s->steps >= s->max_steps) return CG_ERR_STEPS;
-            if (s->steps == pause_at) return CG_PAUSED;
-            code = s->method == CG_RK4 ? cg_rk4_step(s, h) : cg_ali3p_step(s, h);
-            if (code) return code;
-        }
-        for (i = 0; i < nx; i++) x_out[i] = s->x[i];
-        return CG_OK;
+    int i, accepted, code;
+    while (t_out - s->t > CG_T_SAME * cg_scale(t_out)) {
+        s->h = s->t + s->dt > t_out - CG_LAND_SLACK * s->dt ? t_out - s->t : s->dt;
+        if (s->steps >= s->max_steps) return CG_ERR_STEPS;
+        if (s->steps == pause_at) return CG_PAUSED;
+        if ((code = s->stepper->step(s, &accepted))) return code;
     }
+    for (i = 0; i < nx; i++) x_out[i] = s->x[i];
+    return CG_OK;
+}
+
+/* an adaptive method to t_out: steps past it, then its dense output at t_out */
+static int cg_adaptive_to(cg_integrator *s, double t_out, double *x_out, long pause_at)
+{
+    const int nx = CG_NX(s);
+    const cg_stepper *st = s->stepper;
+    int i, accepted, code;
     if (t_out == s->t || (!s->have_step && t_out <= s->t)) {
         for (i = 0; i < nx; i++) x_out[i] = s->x[i];    /* at the current time */
         return CG_OK;
     }
     if (!(s->h > 0.0)) {
-        if (s->method == CG_DOPRI5 || s->method == CG_BDF) {
-            if ((code = cg_first_step(s, s->method == CG_BDF ? 1 : 4))) return code;
+        if (st->start_order) {
+            if ((code = cg_first_step(s, st->start_order))) return code;
         } else {
-            s->h = 1e-6 * (t_out - s->t > 1.0 ? t_out - s->t : 1.0);
+            s->h = CG_H_START * (t_out - s->t > 1.0 ? t_out - s->t : 1.0);
         }
     }
     s->t_want = t_out;                 /* only the step that reaches it needs a dense output */
     while (t_out > s->t) {
-        int accepted;
         if (s->steps + s->rejected >= s->max_steps) return CG_ERR_STEPS;
         if (s->steps + s->rejected == pause_at) return CG_PAUSED;
-        if (s->h < 1e-14 * (fabs(s->t) > 1.0 ? fabs(s->t) : 1.0)) return CG_ERR_STEPSIZE;
-        code = s->method == CG_DOPRI5 ? cg_dopri5_step(s, &accepted)
-               : s->method == CG_BDF  ? cg_bdf_step(s, &accepted)
-               : cg_implicit_step(s, s->method == CG_ROSENBROCK ? &cg_ros4 : &cg_ros34pw2,
-                                  &accepted);
-        if (code) return code;
+        if (cg_h_too_small(s)) return CG_ERR_STEPSIZE;
+        if ((code = st->step(s, &accepted))) return code;
     }
-    if (s->method == CG_BDF) cg_bdf_dense(s, t_out, x_out);
-    else {                             /* dense output inside the last step [t_old, t] */
-        const double th = (t_out - s->t_old) / s->h_old, th1 = 1.0 - th;
-        for (i = 0; i < nx; i++)
-            x_out[i] = s->cont[i] + th * (s->cont[nx + i] + th1 * (s->cont[2 * nx + i]
-                       + th * (s->cont[3 * nx + i] + th1 * s->cont[4 * nx + i])));
-    }
+    st->interpolate(s, t_out, x_out);  /* inside the last step [t_old, t] */
     /* near overflow the interpolant can overflow between finite ends */
     return cg_all_finite(x_out, nx) ? CG_OK : CG_ERR_OUTPUT;
+}
+
+CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out)
+{
+    /* steps + rejected at which this call pauses (never without a budget) */
+    const long pause_at = s->pause > 0 ? s->steps + s->rejected + s->pause : -1;
+    if (!(t_out == t_out)) return CG_ERR_INPUT;
+    if (t_out < (s->have_step ? s->t_old : s->t)) return CG_ERR_INPUT;   /* forward only */
+    return s->properties & CG_FIXED_STEP ? cg_fixed_to(s, t_out, x_out, pause_at)
+                                         : cg_adaptive_to(s, t_out, x_out, pause_at);
 }
 
 CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
@@ -144,7 +188,14 @@ CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejec
 CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
 {
     *t = s->t_low;
-    return s->method == CG_ALI3P ? 1.0 : s->ratio_low;   /* ali3p keeps its own branch */
+    return s->properties & CG_KEEPS_BRANCH ? 1.0 : s->ratio_low;
+}
+
+CG_API int cg_integrator_warning(const cg_integrator *s)
+{
+    double t;
+    return cg_integrator_nearest_singular(s, &t) < CG_NEAR_SINGULAR_RATIO ? CG_NEAR_SINGULAR
+                                                                            : CG_OK;
 }
 
 CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause)

@@ -57,6 +57,10 @@
 #define CG_ALWAYS_INLINE static inline
 #endif
 
+/* A pivot at or below this share of its diagonal entry (or, in LU, of the matrix's
+   largest entry) is zero: the matrix is singular to working precision */
+#define CG_PIVOT_TOL 1e-14
+
 /* ---- cg_linalg.c ---- */
 CG_API int cg_lu_decompose(int n, double *A, int *piv);
 CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b);
@@ -85,12 +89,38 @@ CG_API int cg_dynamics_sv(const cg_model *m, double t, const double *x, const do
                           const double *r, double *dx, double *sv);
 CG_API int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *dx);
+CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const double *p,
+                       const double *r, int code);
 
-/* ---- the integrators (cg_explicit.c, cg_rosenbrock.c, cg_bdf.c, cg_integrate.c) ---- */
+/* ---- the integrators ----
+   cg_integrate.c: the API and the table of methods; cg_step.c: the step kit every
+   method shares; a file per family of methods: cg_explicit.c (RK4, DOPRI5),
+   cg_rosenbrock.c, cg_bdf.c, cg_ali3p.c */
+
+/* A method, as cg_integrate_to drives it (one entry per enum cg_method) */
+typedef struct cg_stepper {
+    /* One attempt of size s->h from (s->t, s->x). Accepted (*accepted = 1): t and x
+       move to the step's end (and f = f(t, x) with them, except in BDF, which keeps
+       its own history), t_old and h_old keep the step, and the dense output is kept
+       when the step reaches s->t_want. Rejected
+       (*accepted = 0): s->h is the next attempt's size. A fixed step is always
+       accepted. A status other than CG_OK ends the run. */
+    int (*step)(cg_integrator *s, int *accepted);
+    /* x(t) for t in the last accepted step [t_old, t_old + h_old], valid when that
+       step reached s->t_want (DOPRI5 stores its coefficients only then; with t_want
+       at -HUGE_VAL, after every step). NULL: none, the fixed-step methods land on
+       each output time instead. */
+    void (*interpolate)(const cg_integrator *s, double t, double *x_out);
+    /* the first step by Hairer & Wanner's rule for an error estimate of this order
+       (0: CG_H_START of the span) */
+    int start_order;
+} cg_stepper;
+
 struct cg_integrator {
     const cg_model *m;
-    int method, nx;
-    double t, h, rtol, atol, dt;     /* dt: RK4 step, h: next adaptive step */
+    const cg_stepper *stepper;       /* the method's, chosen once by cg_integrator_init */
+    int method, properties, nx;      /* enum cg_method and its properties */
+    double t, h, rtol, atol, dt;     /* dt: the fixed step; h: the next step */
     long max_steps, steps, rejected, nfev;
     long pause;                      /* steps per cg_integrate_to call, 0 = no limit */
     const double *p;
@@ -111,50 +141,70 @@ struct cg_integrator {
     /* views into the storage after the struct (cg_integrator_size) */
     double *r;                       /* nr + 1: the inputs at the current stage */
     double *x, *f;                   /* state and its derivative at t (FSAL) */
-    double *cont;                    /* 5 nx: dense output */
+    double *cont;                    /* 5 nx: dense output (cg_cont_dense) */
     double *jac, *ft;                /* implicit methods: J (nx x nx), df/dt */
     double *w;                       /* LU of W */
     double *D;                       /* BDF: backward differences, orders up to 5 (8 nx) */
     int *piv;
 };
 
+/* ---- cg_step.c: the step kit ---- */
+/* a step below CG_H_MIN of max(|t|, 1) is under the resolution of t (CG_ERR_STEPSIZE) */
+#define CG_H_MIN 1e-14
+/* the first step of a method without a starting rule: CG_H_START of the span (at least 1) */
+#define CG_H_START 1e-6
+/* a fixed step that would leave less than CG_LAND_SLACK dt before an output time is
+   stretched to land on it */
+#define CG_LAND_SLACK 1e-6
+/* step-size control: a new step is the old times SAFETY err^(-1/(p+1)), within
+   [FACTOR_MIN, the method's maximum] (FACTOR_NAN after a non-finite error estimate) */
+#define CG_SAFETY 0.9
+#define CG_FACTOR_MIN 0.2
+#define CG_FACTOR_NAN 0.1
+#define CG_FACTOR_MAX 10.0
+/* difference quotients step by sqrt(CG_DIFF_EPS) relative to the variable (at least 1) */
+#define CG_DIFF_EPS 2.2e-16
+
+/* max(|v|, 1): the scale of a time or a state entry */
+static inline double cg_scale(double v)
+{
+    return fabs(v) > 1.0 ? fabs(v) : 1.0;
+}
+
+/* the step s->h is below the resolution of t (inline: every attempt asks) */
+static inline int cg_h_too_small(const cg_integrator *s)
+{
+    return s->h < CG_H_MIN * cg_scale(s->t);
+}
+
+/* the factor for the next step from an error estimate err (1 = the tolerance) of a
+   method whose estimate's order is -1 / exponent - 1: at most fac_max */
+static inline double cg_step_factor(double err, double exponent, double fac_max)
+{
+    const double fac = err > 0.0 ? CG_SAFETY * pow(err, exponent) : fac_max;
+    return fac > fac_max ? fac_max : fac;
+}
+
 CG_API void cg_inputs_at(cg_integrator *s, double t);
-CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const double *p,
-                       const double *r, int code);
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
 CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);
-CG_API int cg_first_step(cg_integrator *s, int p);
-#define CG_MANIFOLD_TOL 1e-6
-#define CG_MANIFOLD_FACTOR 1e3
-CG_API int cg_on_manifold(cg_integrator *s);
+CG_API int cg_first_step(cg_integrator *s, int order);
 CG_API int cg_accepted(cg_integrator *s, double t, double h, double fac, int *accepted);
 CG_API int cg_rejected(cg_integrator *s, double h, double err, double fac, int *accepted);
-CG_API int cg_rk4_step(cg_integrator *s, double h);
-CG_API int cg_dopri5_step(cg_integrator *s, int *accepted);
+CG_API int cg_on_manifold(cg_integrator *s);
+CG_API void cg_cont_dense(const cg_integrator *s, double t, double *x_out);
 CG_API int cg_step_jacobian(cg_integrator *s, int with_dt);
 CG_API int cg_lu_w(cg_integrator *s, double diag);
 CG_API int cg_after_singular(const cg_integrator *s);
 
-/* A four-stage linearly implicit method in the W-form of Hairer & Wanner
-   (IV.7.25): W g_i = f(t + t_i h, x + sum_j a_ij g_j) + sum_j c_ij g_j / h
-   + d_i h df/dt with W = I / (gam h) - J; x_new = x + sum_i m_i g_i, error
-   estimate sum_i e_i g_i (cg_rosenbrock.c). */
-typedef struct cg_tableau {
-    double gam, a[4][3], c[4][3], t[4], d[4], m[4], e[4];
-    double err_exp;        /* -1 / (order of the estimate + 1) */
-    int reuse_f4;          /* the last stage evaluates f where the third did */
-    int keep_j;            /* a W-method: J kept over steps, and W with it while h stays */
-} cg_tableau;
-#ifdef CG_FUSED
-static const cg_tableau cg_ros4, cg_ros34pw2;
-#else
-extern const cg_tableau cg_ros4, cg_ros34pw2;
-#endif
-CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepted);
+/* ---- the methods' steps (cg_stepper.step) and dense outputs ---- */
+CG_API int cg_rk4_step(cg_integrator *s, int *accepted);
+CG_API int cg_dopri5_step(cg_integrator *s, int *accepted);
+CG_API int cg_ros4_step(cg_integrator *s, int *accepted);
+CG_API int cg_rosw_step(cg_integrator *s, int *accepted);
 CG_API int cg_bdf_step(cg_integrator *s, int *accepted);
-CG_API int cg_ali3p_applies(const cg_model *m);
-CG_API int cg_ali3p_step(cg_integrator *s, double h);
 CG_API void cg_bdf_dense(const cg_integrator *s, double t_out, double *x_out);
+CG_API int cg_ali3p_step(cg_integrator *s, int *accepted);
 
 #endif /* CG_INTERNAL_H */

@@ -12,7 +12,7 @@
  * in place, pivots in piv. Used for a mass matrix that is not symmetric (e.g.
  * KanesMethod's with nonholonomic constraint rows) and for the Rosenbrock
  * integrators' W = I / (gamma h) - J. lu_decompose returns 1 when a pivot falls below
- * 1e-14 of the largest entry of A (singular to working precision), else 0;
+ * CG_PIVOT_TOL of the largest entry of A (singular to working precision), else 0;
  * A then holds the factors for lu_backsolve (not A's layout).
  */
 CG_API int cg_lu_decompose(int n, double *A, int *piv)
@@ -25,7 +25,7 @@ CG_API int cg_lu_decompose(int n, double *A, int *piv)
         double inv;
         for (i = k + 1; i < n; i++) if (fabs(A[i * n + k]) > fabs(A[best * n + k])) best = i;
         piv[k] = best;
-        if (!(fabs(A[best * n + k]) > 1e-14 * scale)) return 1;
+        if (!(fabs(A[best * n + k]) > CG_PIVOT_TOL * scale)) return 1;
         if (best != k)
             for (j = 0; j < n; j++) {
                 const double tmp = A[k * n + j];
@@ -79,7 +79,7 @@ CG_API void cg_lu_backsolve(int n, const double *A, const int *piv, double *b)
  * row by row (A[i][j] at i*(i+1)/2 + j, j <= i). Cholesky A = L L^T in place
  * (one division per row: inv[i] = 1 / L[i][i]), then the two triangular
  * solves; b is overwritten by the solution. Returns 1 when a pivot is not
- * positive or falls below 1e-14 of its diagonal entry (A is not positive
+ * positive or falls below CG_PIVOT_TOL of its diagonal entry (A is not positive
  * definite to working precision), else 0. inv: workspace of n doubles.
  * cg_cholesky_factor and cg_cholesky_backsolve are its two halves, for one
  * factorization and many right-hand sides.
@@ -98,7 +98,7 @@ CG_API int cg_cholesky_factor(int n, double *A, double *inv)
         {
             double s = Li[i];
             for (k = 0; k < i; k++) s -= Li[k] * Li[k];
-            if (!(s > 1e-14 * fabs(Li[i]))) return 1;
+            if (!(s > CG_PIVOT_TOL * fabs(Li[i]))) return 1;
             Li[i] = sqrt(s);
             inv[i] = 1.0 / Li[i];
         }

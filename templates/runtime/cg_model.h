@@ -1,14 +1,25 @@
 /*
- * cg_model.h -- the contract between a generated model and the codegen runtime.
+ * cg_model.h -- the contract between a generated model and the codegen runtime,
+ * in one place.
  *
  * A generated model is C that evaluates its equations, plus one descriptor,
  * `const cg_model *<name>_model(void)`, that tells programs everything about
  * it: this ABI version, the sizes, the name tables, the flags and the
  * function pointers. The runtime (cg_runtime.h: the right-hand side with its
  * solve, the constraint elimination, the integrators) works on any
- * descriptor. The enums below are the one definition of status codes and
- * integration methods: the runtime's message table, the Python module
- * (codegen.abi reads this file) and the FMU wrapper all expand these lists.
+ * descriptor.
+ *
+ * Every list of the contract is an X-macro below, written once: the status
+ * codes with their texts, the descriptor's flags, the integration methods
+ * with their properties, the kinds of generated function with their
+ * signatures, and the runtime's entry points. C expands them here (the enums,
+ * the typedefs, the descriptor's fields, the runtime's table) and in the
+ * runtime (its texts, its method table); codegen.abi reads this file, so
+ * that Python renders the same lists into the generated C (function.j2's
+ * signatures, the descriptor's pointer order), the Cython declarations
+ * (codegen/_contract.pxi) and its own checks. To add a status, a flag, a
+ * method, a kind of function or an entry point, add its line to the list;
+ * bump CG_ABI_VERSION when the descriptor or the runtime's table changes.
  */
 #ifndef CG_MODEL_H
 #define CG_MODEL_H
@@ -20,10 +31,28 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 4
+#define CG_ABI_VERSION 5
 
-/* X(symbol, value, message): the status codes of every runtime function */
+/* a macro's value as a string literal, for the texts below */
+#define CG_STR(x) CG_STR_(x)
+#define CG_STR_(x) #x
+
+/* After every step of a model with configuration constraints, |f| must stay within
+   CG_MANIFOLD_FACTOR times the run's tolerance (the larger of rtol and atol) and never
+   less than CG_MANIFOLD_TOL, what simulate asks of a start (CG_ERR_MANIFOLD). */
+#define CG_MANIFOLD_TOL 1e-6
+#define CG_MANIFOLD_FACTOR 1e3
+/* A run whose constraint matrix's s_k / s_1 (k: the rank at the start) fell below this
+   passed by a singular position (CG_NEAR_SINGULAR, cg_integrator_warning) */
+#define CG_NEAR_SINGULAR_RATIO 1e-2
+/* the steps (accepted and rejected) a run may take, unless cg_integrator_set says otherwise */
+#define CG_MAX_STEPS 10000000L
+
+/* X(symbol, value, message): every status code. The runtime's functions return the
+   codes from 0 up; the negative ones are given by the Python side */
 #define CG_STATUS_LIST(X) \
+    X(CG_REDUCE_FAILED, -3, "the sweep's reduction raised") \
+    X(CG_INTERRUPTED, -1, "interrupted") \
     X(CG_OK, 0, "ok") \
     X(CG_ERR_INPUT, 1, "non-finite input") \
     X(CG_ERR_MASS, 2, "the mass matrix is not positive definite (or is singular)") \
@@ -37,111 +66,131 @@ extern "C" {
     X(CG_ERR_NO_JACOBIAN, 10, "the model has no analytic Jacobian (run-time constraints, or built without one)") \
     X(CG_ERR_NEWTON, 11, "the positions of a step did not converge (ali3p: a locked configuration, or dt too large)") \
     X(CG_ERR_METHOD, 12, "ali3p needs holonomic constraints only, q' = u and a symmetric M") \
-    X(CG_NEAR_SINGULAR, 13, "the run passed by a singular position of the constraints, where the SVD elimination, not the motion, chose the branch followed (method='ali3p' follows the motion)") \
-    X(CG_ERR_MANIFOLD, 14, "the state left its configuration constraints (|f| above 1000 times the tolerance, and above 1e-6): stabilize (baumgarte_alpha, baumgarte_beta) or tighten the tolerances")
+    X(CG_NEAR_SINGULAR, 13, "the run passed by a singular position of the constraints (s_k / s_1 below " CG_STR(CG_NEAR_SINGULAR_RATIO) "), where the SVD elimination, not the motion, chose the branch followed (method='ali3p' follows the motion)") \
+    X(CG_ERR_MANIFOLD, 14, "the state left its configuration constraints (|f| above " CG_STR(CG_MANIFOLD_FACTOR) " times the tolerance, and above " CG_STR(CG_MANIFOLD_TOL) "): stabilize (baumgarte_alpha, baumgarte_beta) or tighten the tolerances") \
+    X(CG_ERR_PROJECT, 15, "the projection onto the constraints did not reach its tolerance in maxiter Newton steps")
 
-/* X(symbol, value, name): the integration methods of cg_integrator_init */
+/* X(symbol, value, meaning): the descriptor's flags */
+#define CG_FLAG_LIST(X) \
+    X(CG_SYMMETRIC, 1, "M is symmetric, stored as its packed lower triangle (else full, row-major)") \
+    X(CG_TREE, 2, "u' comes from the articulated-body recursion (tree), not from M") \
+    X(CG_UNROLLED, 4, "M u' = F has an unrolled L D L^T (ldl)") \
+    X(CG_QDOT_IS_U, 8, "the speeds are the coordinates' rates: q' = u") \
+    X(CG_HOLONOMIC, 16, "run-time constraints, every row from a configuration constraint (0 < nh == nc)")
+
+/* X(symbol, value, meaning): the properties of an integration method */
+#define CG_PROPERTY_LIST(X) \
+    X(CG_FIXED_STEP, 1, "steps of dt (> 0), the last before each output time stretched or shortened to land on it; else adaptive steps to rtol and atol, with a dense output") \
+    X(CG_TOLERANCES, 2, "reads rtol and atol (each > 0)") \
+    X(CG_FORMS_JACOBIAN, 4, "forms df/dx: the model's analytic Jacobian, else by differences") \
+    X(CG_KEEPS_BRANCH, 8, "keeps run-time constraints by its own projections, not by the SVD elimination, and so follows the motion through singular positions (never CG_NEAR_SINGULAR)")
+
+/* X(symbol, value, name, properties, needs): the integration methods of
+   cg_integrator_init, their properties and the flags a model needs for them
+   (else CG_ERR_METHOD) */
 #define CG_METHOD_LIST(X) \
-    X(CG_RK4, 0, "rk4") \
-    X(CG_DOPRI5, 1, "dopri5") \
-    X(CG_ROSENBROCK, 2, "rosenbrock") \
-    X(CG_ROSW, 3, "rosw") \
-    X(CG_BDF, 4, "bdf") \
-    X(CG_ALI3P, 5, "ali3p")
+    X(CG_RK4, 0, "rk4", CG_FIXED_STEP, 0) \
+    X(CG_DOPRI5, 1, "dopri5", CG_TOLERANCES, 0) \
+    X(CG_ROSENBROCK, 2, "rosenbrock", CG_TOLERANCES | CG_FORMS_JACOBIAN, 0) \
+    X(CG_ROSW, 3, "rosw", CG_TOLERANCES | CG_FORMS_JACOBIAN, 0) \
+    X(CG_BDF, 4, "bdf", CG_TOLERANCES | CG_FORMS_JACOBIAN, 0) \
+    X(CG_ALI3P, 5, "ali3p", CG_FIXED_STEP | CG_TOLERANCES | CG_KEEPS_BRANCH, \
+      CG_HOLONOMIC | CG_QDOT_IS_U | CG_SYMMETRIC)
 
 #define CG_ENUM_ITEM(symbol, value, text) symbol = value,
-enum cg_status { CG_STATUS_LIST(CG_ENUM_ITEM) CG_N_STATUS };
-enum cg_method { CG_METHOD_LIST(CG_ENUM_ITEM) CG_N_METHODS };
+#define CG_METHOD_ITEM(symbol, value, name, properties, needs) symbol = value,
+enum cg_status { CG_STATUS_LIST(CG_ENUM_ITEM) CG_N_STATUS };   /* CG_N_STATUS: above every code */
+enum cg_flag { CG_FLAG_LIST(CG_ENUM_ITEM) };
+enum cg_method_property { CG_PROPERTY_LIST(CG_ENUM_ITEM) };
+enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
+#undef CG_METHOD_ITEM
 #undef CG_ENUM_ITEM
 
-/* descriptor flags */
-enum cg_flag {
-    CG_SYMMETRIC = 1,   /* M is symmetric, stored as its packed lower triangle (else full, row-major) */
-    CG_TREE = 2,        /* u' comes from the articulated-body recursion (tree), not from M */
-    CG_UNROLLED = 4,    /* M u' = F has an unrolled L D L^T (ldl) */
-    CG_QDOT_IS_U = 8    /* the speeds are the coordinates' rates: q' = u */
-};
+/* the arguments every model function of time and state takes first */
+#define CG_MODEL_INPUTS double t, const double *x, const double *p, const double *r
 
-/* q' into qd, M, F and, for run-time constraints (nc > 0), A, B' into Bd and
-   Baumgarte's term into S (A u' = B' + S); A, Bd, S are NULL otherwise */
-typedef void (*cg_eval_fn)(double t, const double *x, const double *p, const double *r,
-                           double *qd, double *M, double *F, double *A, double *Bd, double *S);
-/* q' and u' by the recursion, the pivots (each > 0 for a positive definite M) into D */
-typedef void (*cg_tree_fn)(double t, const double *x, const double *p, const double *r,
-                           double *qd, double *ud, double *D);
-/* M u' = F by the unrolled L D L^T: u' into F, the pivots into D */
-typedef void (*cg_ldl_fn)(const double *M, double *F, double *D);
-/* configuration constraints f(q, t) and their Jacobian f_q (nh x nq, row-major) */
-typedef void (*cg_position_fn)(double t, const double *x, const double *p, const double *r,
-                               double *f, double *fq);
-/* A and B of the constraints A u = B (nc x nu, row-major; nc) */
-typedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r,
-                               double *A, double *B);
-/* the analytic Jacobian's parts at x, u' = ud given: dq'/dx (nq x nx) into Jq,
-   dF/dx - (dM/dx) ud (nu x nx) into R, and the same over r (nq x nr, nu x nr) */
-typedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r,
-                               const double *ud, double *Jq, double *R, double *Jqr, double *Rr);
-/* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud (nu x np)
-   into Rp */
-typedef void (*cg_parameter_jacobian_fn)(double t, const double *x, const double *p,
-                                         const double *r, const double *ud, double *Jqp,
-                                         double *Rp);
+/* X(kind, parameters): the functions a generated model provides. Each kind is the
+   type cg_<kind>_fn and the descriptor's field <kind>, in this order, NULL where the
+   model has none. Its outputs are its non-const pointers, the arrays it writes. */
+#define CG_FUNCTION_LIST(X) \
+    /* q' into qd, M, F and, for run-time constraints (nc > 0), A, B' into Bd and \
+       Baumgarte's term into S (A u' = B' + S); A, Bd, S are NULL otherwise. Never NULL */ \
+    X(eval, (CG_MODEL_INPUTS, double *qd, double *M, double *F, double *A, double *Bd, \
+             double *S)) \
+    /* q' and u' by the recursion, the pivots (each > 0 for a positive definite M) into \
+       D; NULL unless CG_TREE */ \
+    X(tree, (CG_MODEL_INPUTS, double *qd, double *ud, double *D)) \
+    /* M u' = F by the unrolled L D L^T: u' into F, the pivots into D; NULL unless \
+       CG_UNROLLED */ \
+    X(ldl, (const double *M, double *F, double *D)) \
+    /* configuration constraints f(q, t) and their Jacobian f_q (nh x nq, row-major); \
+       NULL unless nh > 0 */ \
+    X(position, (CG_MODEL_INPUTS, double *f, double *fq)) \
+    /* A and B of the constraints A u = B (nc x nu, row-major; nc); NULL unless nc > 0 */ \
+    X(velocity, (CG_MODEL_INPUTS, double *A, double *B)) \
+    /* the analytic Jacobian's parts at x, u' = ud given: dq'/dx (nq x nx) into Jq, \
+       dF/dx - (dM/dx) ud (nu x nx) into R, and the same over r (nq x nr, nu x nr); \
+       NULL with run-time constraints */ \
+    X(jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jq, double *R, double *Jqr, \
+                 double *Rr)) \
+    /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
+       (nu x np) into Rp; NULL unless asked for */ \
+    X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp))
+
+#define CG_FUNCTION_TYPE(kind, parameters) typedef void (*cg_##kind##_fn) parameters;
+CG_FUNCTION_LIST(CG_FUNCTION_TYPE)
+#undef CG_FUNCTION_TYPE
 
 struct cg_model;
 struct cg_integrator;
 
-/* The runtime's entry points as a table (their meaning: cg_runtime.h). The
-   shared runtime's is cg_runtime_shared; a fused build carries its own,
-   specialized for the model, in its descriptor. */
-typedef struct cg_runtime {
-    int (*rhs)(const struct cg_model *m, double t, const double *x, const double *p,
-               const double *r, double *dx);
-    void (*mass_matrix)(const struct cg_model *m, double t, const double *x, const double *p,
-                        const double *r, double *M);
-    void (*forcing)(const struct cg_model *m, double t, const double *x, const double *p,
-                    const double *r, double *F);
-    int (*constraint_forces)(const struct cg_model *m, double t, const double *x,
-                             const double *p, const double *r, double *lambda);
-    void (*residuals)(const struct cg_model *m, double t, const double *x, const double *p,
-                      const double *r, double *res);
-    int (*project)(const struct cg_model *m, double t, const double *x, const double *p,
-                   const double *r, double tol, int maxiter, double *xout);
-    int (*jacobian)(const struct cg_model *m, double t, const double *x, const double *p,
-                    const double *r, double *J, double *Jr);
-    int (*parameter_jacobian)(const struct cg_model *m, double t, const double *x,
-                              const double *p, const double *r, double *Jp);
-    size_t (*integrator_size)(const struct cg_model *m);
-    int (*integrator_init)(struct cg_integrator *s, const struct cg_model *m, int method,
-                           double t0, const double *x0, const double *p, int n_table,
-                           const double *t_table, const double *r_table, double rtol,
-                           double atol, double dt);
-    int (*integrate_to)(struct cg_integrator *s, double t_out, double *x_out);
-    void (*integrator_stats)(const struct cg_integrator *s, long *steps, long *rejected,
-                             long *nfev, double *t);
-    void (*integrator_set)(struct cg_integrator *s, long max_steps, int hold, long pause);
-} cg_runtime;
+/* X(type, name, parameters): the runtime's entry points, cg_<name> in cg_runtime.h
+   (their meaning is there), and in this order the fields of cg_runtime */
+#define CG_RUNTIME_LIST(X) \
+    X(int, rhs, (const struct cg_model *m, CG_MODEL_INPUTS, double *dx)) \
+    X(void, mass_matrix, (const struct cg_model *m, CG_MODEL_INPUTS, double *M)) \
+    X(void, forcing, (const struct cg_model *m, CG_MODEL_INPUTS, double *F)) \
+    X(int, constraint_forces, (const struct cg_model *m, CG_MODEL_INPUTS, double *lambda)) \
+    X(void, residuals, (const struct cg_model *m, CG_MODEL_INPUTS, double *res)) \
+    X(int, project, (const struct cg_model *m, CG_MODEL_INPUTS, double tol, int maxiter, \
+                     double *xout)) \
+    X(int, jacobian, (const struct cg_model *m, CG_MODEL_INPUTS, double *J, double *Jr)) \
+    X(int, parameter_jacobian, (const struct cg_model *m, CG_MODEL_INPUTS, double *Jp)) \
+    X(size_t, integrator_size, (const struct cg_model *m)) \
+    X(int, integrator_init, (struct cg_integrator *s, const struct cg_model *m, int method, \
+                             double t0, const double *x0, const double *p, int n_table, \
+                             const double *t_table, const double *r_table, double rtol, \
+                             double atol, double dt)) \
+    X(int, integrate_to, (struct cg_integrator *s, double t_out, double *x_out)) \
+    X(void, integrator_stats, (const struct cg_integrator *s, long *steps, long *rejected, \
+                               long *nfev, double *t)) \
+    X(void, integrator_set, (struct cg_integrator *s, long max_steps, int hold, long pause))
 
+/* The runtime's entry points as a table. The shared runtime's is cg_runtime_shared; a
+   fused build carries its own, specialized for the model, in its descriptor. */
+#define CG_RUNTIME_FIELD(type, name, parameters) type (*name) parameters;
+typedef struct cg_runtime {
+    CG_RUNTIME_LIST(CG_RUNTIME_FIELD)
+} cg_runtime;
+#undef CG_RUNTIME_FIELD
+
+#define CG_FUNCTION_FIELD(kind, parameters) cg_##kind##_fn kind;
 typedef struct cg_model {
     int abi_version;                   /* CG_ABI_VERSION of the model's build */
     const char *name;
     int nq, nu, nx, np, nr;            /* coordinates, speeds, states, constants, inputs */
     int nc, nh;                        /* run-time constraint rows, of which holonomic */
     int nm;                            /* stored entries of M (see CG_SYMMETRIC) */
-    int flags;                         /* cg_flag */
+    int flags;                         /* enum cg_flag */
     double rank_rtol;                  /* constraints: singular values below this share of the largest are zero */
     long operation_count;              /* of the equations, after common subexpressions */
     const char *const *state_names;    /* nx, np, nr names, each table NULL-terminated */
     const char *const *constant_names;
     const char *const *specified_names;
-    cg_eval_fn eval;
-    cg_tree_fn tree;                   /* NULL unless CG_TREE */
-    cg_ldl_fn ldl;                     /* NULL unless CG_UNROLLED */
-    cg_position_fn position;           /* NULL unless nh > 0 */
-    cg_velocity_fn velocity;           /* NULL unless nc > 0 */
-    cg_jacobian_fn jacobian;           /* NULL with run-time constraints */
-    cg_parameter_jacobian_fn parameter_jacobian;   /* NULL unless asked for */
+    CG_FUNCTION_LIST(CG_FUNCTION_FIELD)   /* the model's functions, by kind */
     const cg_runtime *runtime;         /* a fused build's own runtime, else NULL (the shared one) */
 } cg_model;
+#undef CG_FUNCTION_FIELD
 
 #ifdef __cplusplus
 }

@@ -1,51 +1,23 @@
 /*
- * cg_rosenbrock.c -- the linearly implicit methods: the finite-difference
- * Jacobian, W and its LU, and the Rosenbrock 4(3) and Rosenbrock-W steps.
+ * cg_rosenbrock.c -- the linearly implicit methods: Rosenbrock 4(3) and the
+ * Rosenbrock-W method ROS34PW2, one step function over their tableaux, with a
+ * cubic Hermite dense output (cg_cont_dense). J and W are the step kit's.
  */
 #include "cg_internal.h"
 
-/* J = df/dx (row-major, into s->jac) and, with_dt, df/dt (s->ft) at the
-   current (t, x): the model's analytic Jacobian when it has one, else forward
-   differences from f = s->f (nx RHS calls); df/dt by a difference (1 call) */
-CG_API int cg_step_jacobian(cg_integrator *s, int with_dt)
-{
-    const int nx = CG_NX(s);
-    double xp[nx], fp[nx];
-    const double t = s->t, *x = s->x, *f0 = s->f;
-    double dt;
-    int i, j, code;
-    if (CG_SM(s)->jacobian) {        /* the model's analytic Jacobian: one evaluation */
-        cg_inputs_at(s, t);
-        s->nfev++;
-        code = cg_jacobian(CG_SM(s), t, x, s->p, s->r, s->jac, 0);
-        if (code && !cg_all_finite(x, nx)) return CG_ERR_OUTPUT;
-        if (code) return code;
-    } else for (j = 0; j < nx; j++) {   /* else forward differences, nx evaluations */
-        const double dx = sqrt(2.2e-16) * (fabs(x[j]) > 1.0 ? fabs(x[j]) : 1.0);
-        for (i = 0; i < nx; i++) xp[i] = x[i];
-        xp[j] += dx;
-        if ((code = cg_f(s, t, xp, fp))) return code;
-        for (i = 0; i < nx; i++) s->jac[i * nx + j] = (fp[i] - f0[i]) / dx;
-    }
-    s->jac_age = 0;
-    if (!with_dt) return CG_OK;
-    dt = sqrt(2.2e-16) * (fabs(t) > 1.0 ? fabs(t) : 1.0);
-    if ((code = cg_f(s, t + dt, x, fp))) return code;
-    for (i = 0; i < nx; i++) s->ft[i] = (fp[i] - f0[i]) / dt;
-    return CG_OK;
-}
+/* A four-stage linearly implicit method in the W-form of Hairer & Wanner
+   (IV.7.25): W g_i = f(t + t_i h, x + sum_j a_ij g_j) + sum_j c_ij g_j / h
+   + d_i h df/dt with W = I / (gam h) - J; x_new = x + sum_i m_i g_i, error
+   estimate sum_i e_i g_i. */
+typedef struct cg_tableau {
+    double gam, a[4][3], c[4][3], t[4], d[4], m[4], e[4];
+    double err_exp;        /* -1 / (order of the estimate + 1) */
+    int reuse_f4;          /* the last stage evaluates f where the third did */
+    int keep_j;            /* a W-method: J kept over steps, and W with it while h stays */
+} cg_tableau;
 
-/* W = diag I - J, LU-factored into s->w, s->piv and kept with its diagonal
-   (s->w_diag; 0 = none) while J and the diagonal stay; 1 when it is singular */
-CG_API int cg_lu_w(cg_integrator *s, double diag)
-{
-    const int nx = CG_NX(s);
-    int i;
-    for (i = 0; i < nx * nx; i++) s->w[i] = -s->jac[i];
-    for (i = 0; i < nx; i++) s->w[i * nx + i] += diag;
-    s->w_diag = cg_lu_decompose(nx, s->w, s->piv) ? 0.0 : diag;
-    return s->w_diag == 0.0;
-}
+/* the largest growth of a step */
+#define CG_ROS_FACTOR_MAX 5.0
 
 /* the Rosenbrock methods' W = I / (gam h) - J; when it is singular the
    attempt is rejected with half the step (and a new J to come) */
@@ -82,16 +54,10 @@ static int cg_implicit_accepted(cg_integrator *s, const double *ynew, double fac
     return cg_accepted(s, t, h, fac, accepted);
 }
 
-/* the step a singular W left: an error once it is below the resolution of t */
-CG_API int cg_after_singular(const cg_integrator *s)
-{
-    return s->h > 1e-14 * (fabs(s->t) > 1.0 ? fabs(s->t) : 1.0) ? CG_OK : CG_ERR_JACOBIAN;
-}
-
 /* Rosenbrock 4(3): the Kaps-Rentrop form with Shampine's coefficients
    (order 4, an embedded order-3 estimate); it needs the exact J for its
    order, so a new J every attempt */
-CG_API_DATA const cg_tableau cg_ros4 = {
+static const cg_tableau cg_ros4 = {
     0.5,
     {{0, 0, 0}, {2.0, 0, 0}, {48.0 / 25.0, 6.0 / 25.0, 0}, {48.0 / 25.0, 6.0 / 25.0, 0}},
     {{0, 0, 0}, {-8.0, 0, 0}, {372.0 / 25.0, 12.0 / 5.0, 0},
@@ -104,7 +70,7 @@ CG_API_DATA const cg_tableau cg_ros4 = {
    estimate, L-stable, stiffly accurate, and a W-method: its order holds with
    any matrix in place of J. The paper's (alpha, gamma, b, b^) transformed to
    the W-form in 40-digit arithmetic, rounded. */
-CG_API_DATA const cg_tableau cg_ros34pw2 = {
+static const cg_tableau cg_ros34pw2 = {
     0.435866521508459,
     {{0, 0, 0}, {2.0, 0, 0}, {1.4192173174557647, -0.25923221167296971, 0},
      {4.1847604823191607, -0.28519201735549591, 2.2942803602790417}},
@@ -120,7 +86,7 @@ CG_API_DATA const cg_tableau cg_ros34pw2 = {
    df/dt) until a step is rejected or CG_JAC_REUSE steps have passed,
    and W's LU while h stays: 3 RHS calls per attempt, f at the new state
    on acceptance, a cubic Hermite dense output */
-CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepted)
+static int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepted)
 {
     const int nx = CG_NX(s);
     double g[4][nx], fy[nx], y[nx], ynew[nx], e[nx];
@@ -155,8 +121,7 @@ CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepte
         e[i] = tb->e[0] * g[0][i] + tb->e[1] * g[1][i] + tb->e[2] * g[2][i] + tb->e[3] * g[3][i];
     }
     err = cg_err_norm(e, x, ynew, nx, s->rtol, s->atol);
-    fac = err > 0.0 ? 0.9 * pow(err, tb->err_exp) : 5.0;
-    if (fac > 5.0) fac = 5.0;
+    fac = cg_step_factor(err, tb->err_exp, CG_ROS_FACTOR_MAX);
     if (!(err <= 1.0)) {
         if (s->jac_age > 0) s->jac_age = -1;   /* perhaps the kept J: a new one for the retry */
         return cg_rejected(s, h, err, fac, accepted);
@@ -166,4 +131,14 @@ CG_API int cg_implicit_step(cg_integrator *s, const cg_tableau *tb, int *accepte
        W's LU (the rule of Hairer & Wanner's RADAU5) */
     if (tb->keep_j && fac >= 1.0 && fac <= 1.2) fac = 1.0;
     return cg_implicit_accepted(s, ynew, fac, accepted);
+}
+
+CG_API int cg_ros4_step(cg_integrator *s, int *accepted)
+{
+    return cg_implicit_step(s, &cg_ros4, accepted);
+}
+
+CG_API int cg_rosw_step(cg_integrator *s, int *accepted)
+{
+    return cg_implicit_step(s, &cg_ros34pw2, accepted);
 }

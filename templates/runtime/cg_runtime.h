@@ -23,13 +23,15 @@
 extern "C" {
 #endif
 
-/* the shared runtime's entry points as a table (cg_model.h); a descriptor's
-   runtime, when not NULL, replaces it */
+/* the shared runtime's entry points as a table (cg_model.h's CG_RUNTIME_LIST, in the
+   order of the functions below); a descriptor's runtime, when not NULL, replaces it */
 extern const cg_runtime cg_runtime_shared;
 
-/* the text of a status code, and the name of an integration method (NULL if unknown) */
+/* the text of a status code; the name of an integration method (NULL if unknown) and its
+   properties (enum cg_method_property; -1 if unknown) */
 const char *cg_status_message(int code);
 const char *cg_method_name(int method);
+int cg_method_properties(int method);
 
 /* CG_OK if the runtime can drive this model (its ABI version), else CG_ERR_INPUT */
 CG_API int cg_check_model(const cg_model *m);
@@ -57,8 +59,9 @@ CG_API int cg_parameter_jacobian(const cg_model *m, double t, const double *x, c
 /* run-time constraints (nc > 0): the multipliers lambda (nc) with A^T lambda = M u' - F;
    res = [f(q, t) (nh); A u - B (nc)]; and x moved onto the constraints (Newton on f with
    the pseudoinverse of f_q until max|f| <= tol, then the speeds by least norm onto
-   A u = B): returns the Newton iterations taken, -1 if maxiter did not reach tol, -2 for
-   a non-finite value */
+   A u = B): CG_ERR_PROJECT if maxiter steps did not reach tol, CG_ERR_SVD, CG_ERR_INPUT
+   for a model without constraints or a non-finite input, CG_ERR_OUTPUT for a non-finite
+   value on the way */
 CG_API int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
                          const double *r, double *lambda);
 CG_API void cg_residuals(const cg_model *m, double t, const double *x, const double *p,
@@ -71,12 +74,15 @@ CG_API int cg_project(const cg_model *m, double t, const double *x, const double
  * and for stiff models Rosenbrock 4(3) (a finite-difference Jacobian every
  * step), the Rosenbrock-W method ROS34PW2 (one Jacobian kept over up to
  * CG_JAC_REUSE steps) and variable-order BDF (NDF orders 1-5; J kept while
- * Newton converges). The state lives in caller-provided memory of
- * cg_integrator_size(m) bytes (aligned for double):
+ * Newton converges); for closed loops through singular positions the
+ * fixed-step ALI3-P. Their properties are cg_model.h's CG_METHOD_LIST. The
+ * state lives in caller-provided memory of cg_integrator_size(m) bytes
+ * (aligned for double):
  *
  *   cg_integrator *s = malloc(cg_integrator_size(m));
  *   cg_integrator_init(s, m, CG_DOPRI5, t0, x0, p, 0, 0, 0, 1e-8, 1e-8, 0.0);
  *   for each output time t_k: cg_integrate_to(s, t_k, x_k);
+ *   cg_integrator_warning(s): CG_NEAR_SINGULAR or CG_OK
  *
  * Specified inputs during the run: a table of n_table ascending times and
  * n_table rows of nr values, held piecewise constant (the default) or
@@ -85,22 +91,28 @@ CG_API int cg_project(const cg_model *m, double t, const double *x, const double
  * copied: keep them alive during the run.
  */
 #define CG_JAC_REUSE 20
+/* two times within CG_T_SAME of max(|t|, 1) are the same: a fixed-step run has reached
+   an output time, an FMU's communication point continues the run */
+#define CG_T_SAME 1e-12
 typedef struct cg_integrator cg_integrator;
 
 CG_API size_t cg_integrator_size(const cg_model *m);
-/* dt: the RK4 step; for the adaptive methods the first step (0 = automatic).
-   CG_ERR_INPUT if t0, x0, p or the table is not finite (checked once, here) */
+/* dt: the fixed step (CG_FIXED_STEP); for the adaptive methods the first step (0 =
+   automatic). CG_ERR_INPUT if t0, x0, p or the table is not finite (checked once,
+   here), dt or the tolerances the method reads are not positive; CG_ERR_METHOD if
+   the model lacks a flag the method needs */
 CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
                        const double *x0, const double *p, int n_table, const double *t_table,
                        const double *r_table, double rtol, double atol, double dt);
 /* advance to t_out (forward only) and write x(t_out); the adaptive methods step past
-   it and interpolate. CG_PAUSED: the call's step budget ran out; call again with the
-   same t_out to go on (the steps, and so the results, are those of an unpaused run) */
+   it and interpolate, the fixed-step ones land on it. CG_PAUSED: the call's step
+   budget ran out; call again with the same t_out to go on (the steps, and so the
+   results, are those of an unpaused run) */
 CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out);
 /* accepted steps, rejected steps, RHS evaluations and the time reached */
 CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
                          double *t);
-/* the run's step budget (default 10^7), hold = 1 (piecewise constant inputs) or 0
+/* the run's step budget (default CG_MAX_STEPS), hold = 1 (piecewise constant inputs) or 0
    (interpolated), and the steps one cg_integrate_to call may take (0 = no limit) */
 CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause);
 /* run-time constraints: the lowest s_k / s_1 of A's singular values met by the run's
@@ -108,6 +120,10 @@ CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long p
    near 0, the run passed by a singular position, where the SVD elimination, not the
    momentum, chose the branch followed (1 for ali3p, which does not use the elimination) */
 CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t);
+/* the run's warning so far: CG_NEAR_SINGULAR when that ratio fell below
+   CG_NEAR_SINGULAR_RATIO (the trajectory is whole, but its branch was the SVD's choice),
+   else CG_OK */
+CG_API int cg_integrator_warning(const cg_integrator *s);
 
 /* cg_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's signature):
    data = [the model's address in the first 8 bytes, p (np values), r (nr values)];
