@@ -17,7 +17,8 @@ from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 from .constraints import dependent_speeds, project, resolve, runtime_constraints
 from .formulation import (check_bodies, check_loads, form, gibbs_appell_function, is_rigid,
                           varying_inertia_loads)
-from .kinematics import Kinematics, as_list, dag_atoms, memo_xreplace, numeric_probe
+from .kinematics import Kinematics, as_list
+from .symbolic import dag_atoms, memo_xreplace, numeric_probe
 from .relative import frame_depth
 
 #: with no constraints, velocities are composed as intermediates (codegen.relative)

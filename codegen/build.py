@@ -41,7 +41,8 @@ from .abi import ABI_VERSION
 from .emit import RUNTIME_DIR, Sources, emit
 from .eom import DEFAULTS, EquationsOfMotion, equations_of
 from .errors import BuildError, CacheError
-from .kernel import build_programs, c_identifier_error
+from .plan import build_programs
+from .program import c_identifier_error
 from .options import PORTABLE_FLAGS, Options
 from .progress import Stages
 

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
-from .kinematics import (Kinematics, as_list, linear_coefficients, linear_solver, memo_xreplace,
-                         numeric_probe)
+from .kinematics import Kinematics, as_list, linear_coefficients, linear_solver
+from .symbolic import memo_xreplace, probe_matrix
 
 __all__ = ["Intermediate", "define", "DependentSpeeds", "dependent_speeds", "runtime_constraints",
            "resolve", "project"]
@@ -220,13 +221,11 @@ def dependent_speeds(kin: Kinematics, velocity_constraints, acceleration_constra
 
 def _full_rank(A: sm.Matrix, point: int) -> bool:
     """A (square) is invertible at a generic numeric point."""
-    import numpy as np
-    probe = numeric_probe(A, point=point)
-    try:
-        An = np.array(A.xreplace(probe).evalf(), dtype=float)
-    except TypeError:
+    probed = probe_matrix(A, point)
+    if probed is None:
         return True                   # not numeric at a probe: let the solver decide
-    return np.all(np.isfinite(An)) and np.linalg.matrix_rank(An) == A.rows
+    An, tol = probed
+    return np.linalg.matrix_rank(An, tol=tol) == A.rows
 
 
 def runtime_constraints(kin: Kinematics, configuration: list, velocity: list):

@@ -1,7 +1,7 @@
 """Programs -> C sources: plain data rendered by the Jinja2 templates in templates/.
 
 The emitter knows nothing of frames or bodies: it turns each
-:class:`~codegen.kernel.Program` into a function's data (parameters, input
+:class:`~codegen.program.Program` into a function's data (parameters, input
 reads, statements as C expression strings, sin/cos pairs) and lets
 ``model.c.j2`` / ``model.h.j2`` write the C, with StrictUndefined (a name
 the template uses and the data lacks is an error, never an empty string).
@@ -23,7 +23,7 @@ from sympy.printing.c import C99CodePrinter
 
 from . import __version__
 from .eom import EquationsOfMotion
-from .kernel import Program
+from .program import Program
 
 __all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
            "runtime_sources"]
@@ -260,7 +260,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
 
 def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9,
          fused: bool = False) -> Sources:
-    """<name>.c and <name>.h from the programs of kernel.build_programs; fused: the
+    """<name>.c and <name>.h from the programs of plan.build_programs; fused: the
     runtime compiled into the model's file (see templates/runtime/cg_fused.c)."""
     c = eom.constraints
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"

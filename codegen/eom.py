@@ -1,4 +1,4 @@
-"""The formulation's output in neutral form: what the kernel compiles.
+"""The formulation's output in neutral form: what the code generator compiles.
 
 :class:`EquationsOfMotion` holds M u' = F and q' = f(q, u) on plain symbols,
 with the names and order of every array the generated code uses:
@@ -26,7 +26,7 @@ from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
 from .formulation import pythagoras
-from .kinematics import memo_xreplace, numeric_probe
+from .symbolic import memo_xreplace, vanishes
 
 __all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA",
            "DEFAULTS"]
@@ -119,11 +119,8 @@ def _is_symmetric(M: sm.Matrix) -> bool:
     pairs = [(M[i, j], M[j, i]) for i in range(M.rows) for j in range(i) if M[i, j] != M[j, i]]
     if not pairs:
         return True
-    probe = numeric_probe(*[a - b for a, b in pairs])
-    for a, b in pairs:
-        d = (a - b).xreplace(probe).evalf()
-        if d.is_number and abs(d) > 1e-9:
-            return False
+    if not vanishes([a - b for a, b in pairs], relative=True):
+        return False
     return all(sm.expand(a - b) == 0 for a, b in pairs)
 
 

@@ -39,7 +39,7 @@ from sympy.physics.mechanics.linearize import Linearizer
 from sympy.physics.vector import dynamicsymbols
 
 from .forward import forward
-from .kinematics import numeric_probe
+from .symbolic import numeric_probe
 
 t = dynamicsymbols._t
 
