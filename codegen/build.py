@@ -311,8 +311,6 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
     stages (codegen.progress.Stages) reports forming, CSE and emitting."""
     stages = stages or Stages(False)
     with stages("forming"):
-        if hasattr(eom, "_need_formed"):
-            eom._need_formed()
         eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
     with stages("CSE"):
         programs = build_programs(eq, options.unrolled_limit, options.jacobian,

@@ -38,7 +38,7 @@ from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .kinematics import Kinematics
-from .motions import Motions, frames_of, simplest_frame
+from .motions import Motions, frames_of, is_rigid, simplest_frame
 from .program import operation_count
 from .relative import NotRelative, RelativeMotions
 from .symbolic import vanishes
@@ -46,16 +46,6 @@ from .vec3 import add, cross, dot, matvec
 
 __all__ = ["GibbsAppell", "form", "is_rigid", "check_bodies", "check_loads", "generalized_forces",
            "pythagoras", "varying_inertia_loads"]
-
-
-def is_rigid(body) -> bool:
-    """A RigidBody, or a deprecated ``Body`` that was given an inertia.
-
-    ``sympy.physics.mechanics.Body`` subclasses both RigidBody and Particle;
-    its ``is_rigidbody`` says which it is.
-    """
-    flag = getattr(body, "is_rigidbody", None)
-    return bool(flag) if flag is not None else isinstance(body, RigidBody)
 
 
 def check_bodies(bodies) -> list:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import sympy as sm
+from sympy.physics.mechanics import RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .kinematics import Kinematics
 from .symbolic import generic_values
 from .vec3 import add, cross, dot, matvec
 
-__all__ = ["Motion", "Motions", "components", "frames_of", "simplest_frame"]
+__all__ = ["Motion", "Motions", "components", "frames_of", "simplest_frame", "is_rigid"]
 
 
 def components(vec: Vector, X: ReferenceFrame) -> list:
@@ -46,6 +47,16 @@ def frames_of(vec) -> list:
     else:   # Dyadic: args are (coefficient, unit vector, unit vector)
         frames = [f for _, v1, v2 in vec.args for f in (v1.args[0][1], v2.args[0][1])]
     return list(dict.fromkeys(frames))
+
+
+def is_rigid(body) -> bool:
+    """A RigidBody, or a deprecated ``Body`` that was given an inertia.
+
+    ``sympy.physics.mechanics.Body`` subclasses both RigidBody and Particle;
+    its ``is_rigidbody`` says which it is.
+    """
+    flag = getattr(body, "is_rigidbody", None)
+    return bool(flag) if flag is not None else isinstance(body, RigidBody)
 
 
 @dataclass

@@ -43,11 +43,15 @@ from sympy.core.function import AppliedUndef
 from sympy.physics.vector import Point, ReferenceFrame
 
 from .constraints import define
-from .motions import Motion, Motions
+from .motions import Motion, Motions, is_rigid
 from .symbolic import dag_atoms, memo_xreplace, vanishes
 from .vec3 import add, cross, matmul, matvec, transpose
 
-__all__ = ["RelativeMotions", "NotRelative", "frame_depth"]
+__all__ = ["RelativeMotions", "NotRelative", "frame_depth", "composition_pays", "RELATIVE_DEPTH"]
+
+#: without constraints, velocities are composed as intermediates when a body's frame
+#: is this many orientations from the Newtonian frame
+RELATIVE_DEPTH = 3
 
 _ZERO3 = (sm.S.Zero, sm.S.Zero, sm.S.Zero)
 
@@ -78,6 +82,14 @@ def frame_depth(frames, N: ReferenceFrame) -> int:
             F, k = parent[F], k + 1
         deepest = max(deepest, k)
     return deepest
+
+
+def composition_pays(bodies, loads, N: ReferenceFrame) -> bool:
+    """A rigid body's frame, or a frame a load acts on, is RELATIVE_DEPTH or more
+    orientations from N: there SymPy's written-out velocities grow."""
+    frames = [b.frame for b in bodies if is_rigid(b)] + \
+        [w for w, _ in loads if isinstance(w, ReferenceFrame)]
+    return frame_depth(frames, N) >= RELATIVE_DEPTH
 
 
 class RelativeMotions(Motions):

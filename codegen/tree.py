@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-from .formulation import generalized_forces, is_rigid
+from .formulation import generalized_forces
+from .motions import is_rigid
 from .symbolic import generic_values, vanishes
 from .vec3 import add, cross, matvec
 
