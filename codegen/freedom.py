@@ -76,8 +76,8 @@ def consistent_configuration(f: sm.Matrix, fq: sm.Matrix, qs: list):
     columns = [qs.index(s) for s in q]
     others = sorted(f.free_symbols - set(q), key=str)
     J = [[fq[i, j] for j in columns] for i in range(f.rows)]
-    terms = [sm.Add(*[sm.Abs(a) for a in sm.Add.make_args(e)]) for e in f]
-    compiled = sm.lambdify([q, others], [list(f), J, terms], "math")
+    terms = [sm.Add.make_args(e) for e in f]      # f_i summed exactly from its terms
+    compiled = sm.lambdify([q, others], [[a for row in terms for a in row], J], "math")
     for point in range(_POINTS):
         probe = numeric_probe(f, point=point)
         values = [float(probe[s]) for s in others]
@@ -85,12 +85,15 @@ def consistent_configuration(f: sm.Matrix, fq: sm.Matrix, qs: list):
         def evaluate(x):
             """(f, J, scale) at coordinates x, or None where not finite."""
             try:
-                r, Jx, size = compiled(x, values)
-                r, size = [float(v) for v in r], [float(v) for v in size]
-                Jx = [[float(v) for v in row] for row in Jx]
+                flat, Jx = compiled(x, values)
+                flat, Jx = [float(v) for v in flat], [[float(v) for v in row] for row in Jx]
             except (ArithmeticError, ValueError, TypeError):
                 return None
-            scale = [a + math.fsum(abs(v) for v in row) for a, row in zip(size, Jx)]
+            r, scale, k = [], [], 0
+            for row, grad in zip(terms, Jx):
+                part, k = flat[k:k + len(row)], k + len(row)
+                r.append(math.fsum(part))
+                scale.append(math.fsum(abs(v) for v in part) + math.fsum(abs(v) for v in grad))
             if not all(math.isfinite(v) for v in r + scale):
                 return None
             return r, Jx, scale

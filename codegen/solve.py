@@ -7,14 +7,16 @@ M = L D Lᵀ and the two triangular solves are written out entry by entry:
     d_i  = M_ii - sum_{k<i} w_ik L_ik
     y_i  = F_i - sum_{k<i} L_ik y_k,     u'_i = y_i / d_i - sum_{k>i} L_ki u'_k
 
-Why unrolled: the loop version (templates/cholesky.c) spends most of its time
-on loop control and on a serial chain through each row; straight-line code
-with no square roots measures about twice as fast at 9 to 21 unknowns. Terms
-that are structurally zero (a zero of M, and the fill-in that follows from
-it) never appear, so a branched system pays only for its nonzeros.
+Why unrolled: the loop version (cg_cholesky_solve in the runtime's
+cg_linalg.c) spends most of its time on loop control and on a serial chain
+through each row; straight-line code with no square roots measures about
+twice as fast at 9 to 21 unknowns. Terms that are structurally zero (a zero
+of M, and the fill-in that follows from it) never appear, so a branched
+system pays only for its nonzeros.
 
-The pivots d_i go to an output array: the caller compares each with its
-diagonal entry (templates/ldl.c), so the program itself stays branch-free.
+The pivots d_i go to an output array: the caller (the runtime's
+cg_dynamics.c) compares each with its diagonal entry, so the program itself
+stays branch-free.
 """
 from __future__ import annotations
 
