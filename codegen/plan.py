@@ -7,8 +7,8 @@ them imports this module.
 """
 from __future__ import annotations
 
+from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
 from .eom import EquationsOfMotion
-from .jacobian import AUTO_LIMIT, jacobian_program, parameter_jacobian_program
 from .program import make_program
 from .recursive import tree_program
 from .solve import ldl_program
@@ -77,9 +77,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
     elif solve is not None:
         programs["solve"] = solve
     if jacobian is not False and c is None:
-        program = jacobian_program(eom, None if jacobian else AUTO_LIMIT)
+        program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
         if program is not None:
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:
-        programs["parameter_jacobian"] = parameter_jacobian_program(eom)
+        programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
     return programs
