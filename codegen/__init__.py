@@ -7,7 +7,8 @@ Options (code generation), DynamicsError, ConvergenceError, BuildError and Cache
 __version__ = "0.1.0"
 
 from .appell import GibbsAppellMethod
-from .build import generate, load
+from .build import generate
+from .cache import load
 from .eom import EquationsOfMotion, equations_of
 from .export import export_c, export_fmu
 from .errors import BuildError, CacheError, ConvergenceError, DynamicsError

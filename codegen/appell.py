@@ -2,9 +2,9 @@
 
 The facade only arranges the stages: :mod:`codegen.kinematics` (coordinates,
 speeds, kinematic equations), :mod:`codegen.constraints` (dependent speeds,
-run-time constraints), :mod:`codegen.formulation` (S, M, F over all speeds)
-and, for the generated code and the linearizer, :mod:`codegen.handoff`
-(``to_equations``, ``to_linearizer``).
+run-time constraints), :mod:`codegen.public` (the public matrices),
+:mod:`codegen.formulation` (S, M, F over all speeds for the generated code)
+and :mod:`codegen.handoff` (``to_equations``, ``to_linearizer``).
 """
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import sympy as sm
 from sympy.physics.mechanics import KanesMethod
 from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
-from .constraints import ConstraintMembers, prepare, resolve
+from .constraints import ConstraintMembers, kane_form, prepare, project, resolve
 from .eom import EquationsOfMotion
-from .formulation import (check_bodies, check_loads, form, gibbs_appell_function,
-                          varying_inertia_loads)
+from .formulation import check_bodies, check_loads, form, varying_inertia_loads
 from .handoff import Formed
 from .kinematics import Kinematics, as_list
 from .linearize import GibbsAppellLinearizer
+from .public import form_public
 from .relative import composition_pays
 
 __all__ = ["GibbsAppellMethod"]
@@ -131,8 +131,8 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         self._nh, self._runtime = c.nh, c.runtime
         self._bodylist = bodies
         self._forcelist = forcelist
-        self._fr = self._frstar = None
-        self._formed = None
+        self._fr = self._frstar = self._public_form = None
+        self._formed = self._given = None
         self._S = None
         self._codegen = None                 # the hand-off (codegen.handoff.Formed)
 
@@ -161,21 +161,11 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         self._form(bodies, loads)
 
     def _public_pair(self):
-        """(fr, frstar) as functions of time, the kinematic intermediates substituted
-        (formed on first use: a long chain's are large, and generate never needs them)."""
+        """(fr, frstar) as functions of time (codegen.public; generate never needs them)."""
         if self._fr is None:
-            f = self._formed
-            self._fr, self._frstar = self._public(f['fr']), self._public(f['frstar'])
+            f, to_time = self._public_formed(), self._kin.to_time
+            self._fr, self._frstar = to_time(f['fr']), to_time(f['frstar'])
         return self._fr, self._frstar
-
-    def _public(self, matrix):
-        """matrix over plain symbols and the kinematic intermediates, as functions of time."""
-        return self._kin.to_time(self._resolved(matrix))
-
-    def _resolved(self, matrix):
-        """matrix with the kinematic intermediates substituted (plain symbols)."""
-        items = self._formed['items']
-        return resolve(matrix, items) if items else matrix
 
     def _uses_relative(self, bodies, loads) -> bool:
         """Whether to compose the velocities as intermediates (codegen.relative): asked
@@ -193,41 +183,47 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         return check_loads(as_list(fl, 'loads'))
 
     def _form(self, bodies, loads):
-        kin = self._kin
+        """Check and keep the bodies and loads; each form is made on first use: the
+        public matrices (codegen.public) and the code generator's (_need_formed)."""
         bodies_checked = check_bodies(as_list(bodies, 'bodies'))
         checked_loads = self._form_fr(loads) + varying_inertia_loads(bodies_checked,
                                                                      self._inertial)
-        ga = form(kin, self._inertial, bodies_checked, checked_loads,
-                  relative=self._uses_relative(bodies_checked, checked_loads))
-        o, p = len(kin.us), kin.p
-        M, Q, R = ga.M, ga.Q, ga.R
-        Mk, Qk, Rk = M[:o, :o], Q[:o, :], R[:o, :]
-        if self._nh is not None:           # KanesMethod's projection with its A_rs
-            Ars = self._nh.Ars
-            Mk, Qk, Rk = (X[:p, :] + Ars.T * X[p:, :] for X in (Mk, Qk, Rk))
-        udot = list(kin.uds)
-        fr = Qk
-        frstar = -(Rk + _times(Mk, udot))
-        self._aux_eq = None
-        if kin.uas:
-            Ma, Qa, Ra = M[o:, :o], Q[o:, :], R[o:, :]
-            if self._nh is not None:
-                Aa = self._nh.Ars_aux
-                Ma, Qa, Ra = (X + Aa.T * Y[p:o, :] for X, Y in ((Ma, M[:, :o]), (Qa, Q), (Ra, R)))
-            fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
-            self._aux_eq = fr_aux + frstar_aux
-            fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
-        self._formed = dict(ga=ga, Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar,
-                            items=ga.intermediates, loads=checked_loads)
+        self._given = dict(bodies=bodies_checked, loads=checked_loads)
         self._bodylist, self._forcelist = bodies, loads
-        self._fr = self._frstar = None
+        self._formed = self._fr = self._frstar = self._public_form = None
         self._S = self._codegen = None
 
-    def _need_formed(self):
-        if self._formed is None:
+    def _kane_form(self, M, Q, R) -> dict:
+        """KanesMethod's blocks from M, Q, R over all speeds (constraints.kane_form)."""
+        return kane_form(self._kin, self._nh, M, Q, R)
+
+    def _public_formed(self) -> dict:
+        """The public matrices' blocks (_kane_form's, plain symbols), formed on first use
+        from the vectors as the user stored them (codegen.public): KanesMethod's size,
+        where the code generator's own forms would be far larger written out."""
+        if self._public_form is None:
+            f = self._need_given()
+            P = form_public(self._kin, self._inertial, f['bodies'], f['loads'])
+            self._public_form = dict(self._kane_form(P.M, P.Q, P.R), form=P)
+        return self._public_form
+
+    def _need_given(self) -> dict:
+        """The checked bodies and loads (formed from the constructor's on first use)."""
+        if self._given is None:
             if self._bodylist is None:
                 raise ValueError('Need to compute Fr, Fr* first.')
             self._form_given()
+        return self._given
+
+    def _need_formed(self) -> dict:
+        """The code generator's forms (codegen.formulation), made on first use."""
+        if self._formed is None:
+            given = self._need_given()
+            bodies, loads = given['bodies'], given['loads']
+            ga = form(self._kin, self._inertial, bodies, loads,
+                      relative=self._uses_relative(bodies, loads))
+            self._formed = dict(ga=ga, **self._kane_form(ga.M, ga.Q, ga.R),
+                                items=ga.intermediates, **given)
         return self._formed
 
     def _handoff(self) -> Formed:
@@ -235,7 +231,7 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         if self._codegen is None:
             f = self._need_formed()
             self._codegen = Formed(self._kin, self._constraints, f['ga'], f['fr'], f['frstar'],
-                                   as_list(self._bodylist, 'bodies'), f['loads'])
+                                   f['bodies'], f['loads'])
         return self._codegen
 
     # -- KanesMethod's members ------------------------------------------------------
@@ -283,17 +279,17 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
     def mass_matrix(self):
         """[k_d; k_dnh] over all speeds (KanesMethod's): the projected dynamic
         equations, then the acceleration constraints."""
-        f = self._need_formed()
+        f = self._public_formed()
         k_dnh = self._nh.k_dnh if self._nh is not None else sm.zeros(0, len(self._kin.us))
-        return self._public(f['Mk'].col_join(k_dnh))
+        return self._kin.to_time(f['Mk'].col_join(k_dnh))
 
     @property
     def forcing(self):
         """-[f_d; f_dnh], so that mass_matrix u' = forcing."""
-        f = self._need_formed()
+        f = self._public_formed()
         f_dnh = self._nh.f_dnh if self._nh is not None else sm.zeros(0, 1)
         Fk = sm.Matrix([q - r for q, r in zip(f['Qk'], f['Rk'])])
-        return self._public(Fk.col_join(-f_dnh))
+        return self._kin.to_time(Fk.col_join(-f_dnh))
 
     @property
     def mass_matrix_kin(self):
@@ -333,10 +329,10 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
     @property
     def auxiliary_eqs(self):
         """The auxiliary equations, one per auxiliary speed (fr + frstar of those speeds)."""
-        self._need_formed()
-        if self._aux_eq is None:
+        aux_eq = self._public_formed()['aux_eq']
+        if aux_eq is None:
             raise ValueError('No auxiliary speeds have been declared.')
-        return self._public(self._aux_eq)
+        return self._kin.to_time(aux_eq)
 
     @property
     def _Ars(self):
@@ -388,20 +384,30 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
     @property
     def reduced_mass_matrix(self):
         """M_r over ``u_independent`` (symmetric): d²S/du_i'², dependent speeds eliminated."""
-        items, Mr, _ = self._handoff().reduced()
-        return self._kin.to_time(resolve(Mr, items))
+        return self._reduced()[0]
 
     @property
     def reduced_forcing(self):
         """F_r with M_r u_i' = F_r: Q - dS/du_i' at u_i' = 0, dependent speeds eliminated."""
-        items, _, Fr = self._handoff().reduced()
-        return self._kin.to_time(resolve(Fr, items))
+        return self._reduced()[1]
+
+    def _reduced(self):
+        """(M_r, F_r) from the public forms, projected (codegen.constraints.project)."""
+        f = self._public_formed()
+        if 'reduced' not in f:
+            kin, P = self._kin, f['form']
+            o = len(kin.us)
+            M, F = P.M[:o, :o], P.F[:o, :]
+            if self._nh is not None:
+                items, Ars, w = self._nh.intermediates(kin)
+                M, F = (resolve(X, items) for X in project(M, F, Ars, w))
+            f['reduced'] = (kin.to_time(M), kin.to_time(F))
+        return f['reduced']
 
     @property
     def generalized_active_forces(self):
         """Q over the independent speeds (fr of kanes_equations, without auxiliary rows)."""
-        self._need_formed()
-        return self._public(self._formed['Qk'])
+        return self._kin.to_time(self._public_formed()['Qk'])
 
     @property
     def gibbs_appell_function(self):
@@ -410,18 +416,15 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         Dependent speeds and their rates are eliminated (u_d' = A_rs u_i' + w),
         so that reduced_mass_matrix = d²S/du_i'²."""
         if self._S is None:
-            f = self._need_formed()
             kin = self._kin
-            S = gibbs_appell_function(kin, f['ga'].terms)
-            items = list(f['items'])
+            S = self._public_formed()['form'].gibbs_appell_function(kin.uds)
             if self._nh is not None:
-                nh_items, Ars, w = self._nh.intermediates(kin)
-                items += nh_items
+                items, Ars, w = self._nh.intermediates(kin)
                 p = kin.p
                 rates = {kin.uds[p + k]: sm.Add(*[Ars[k, j] * kin.uds[j] for j in range(p)]) + w[k]
                          for k in range(kin.m)}
-                S = S.xreplace(rates)
-            S = sm.expand(resolve([S], items)[0])
+                S = resolve([S.xreplace(rates)], items)[0]
+            S = sm.expand(S)
             zero = {d: 0 for d in kin.uds}
             S = sm.Add(*[a for a in sm.Add.make_args(S) if a.xreplace(zero) != a])
             self._S = kin.to_time(S)
@@ -446,9 +449,3 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         bodies: None for particles, and for rigid bodies when its program is the
         smaller; True always; False never."""
         return self._handoff().equations(constants, specifieds, recursive)
-
-
-def _times(M: sm.Matrix, v: list) -> sm.Matrix:
-    """M v entry by entry (structural zeros skipped)."""
-    return sm.Matrix([sm.Add(*[M[i, j] * v[j] for j in range(M.cols) if M[i, j] != 0])
-                      for i in range(M.rows)])

@@ -40,7 +40,7 @@ from .kinematics import Kinematics, as_list, linear_coefficients, linear_solver
 from .symbolic import memo_xreplace, probe_matrix
 
 __all__ = ["Intermediate", "define", "DependentSpeeds", "dependent_speeds", "runtime_constraints",
-           "resolve", "project", "Prepared", "prepare", "ConstraintMembers"]
+           "resolve", "project", "kane_form", "Prepared", "prepare", "ConstraintMembers"]
 
 t = dynamicsymbols._t
 
@@ -179,6 +179,36 @@ def project(M: sm.Matrix, F: sm.Matrix, Ars: sm.Matrix, w: sm.Matrix):
     c = sm.zeros(p, 1).col_join(w)
     Fr = T.T * (F - M * c)
     return Mr, Fr
+
+
+def kane_form(kin: Kinematics, nh: DependentSpeeds | None, M, Q, R) -> dict:
+    """KanesMethod's blocks from M, Q, R over all speeds: projected onto the
+    independent speeds with its A_rs (Mk, Qk, Rk), (fr, frstar) with the auxiliary
+    equations last, and those alone (aux_eq, or None)."""
+    o, p = len(kin.us), kin.p
+    udot = list(kin.uds)
+    Mk, Qk, Rk = M[:o, :o], Q[:o, :], R[:o, :]
+    fr, frstar = Qk, -(Rk + _times(Mk, udot))
+    if nh is not None:         # KanesMethod's projection with its A_rs
+        Ars = nh.Ars
+        Mk, Qk, Rk, fr, frstar = (X[:p, :] + Ars.T * X[p:, :]
+                                  for X in (Mk, Qk, Rk, fr, frstar))
+    aux_eq = None
+    if kin.uas:
+        Ma, Qa, Ra = M[o:, :o], Q[o:, :], R[o:, :]
+        if nh is not None:
+            Aa = nh.Ars_aux
+            Ma, Qa, Ra = (X + Aa.T * Y[p:o, :] for X, Y in ((Ma, M[:, :o]), (Qa, Q), (Ra, R)))
+        fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
+        aux_eq = fr_aux + frstar_aux
+        fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
+    return dict(Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar, aux_eq=aux_eq)
+
+
+def _times(M: sm.Matrix, v: list) -> sm.Matrix:
+    """M v entry by entry (structural zeros skipped)."""
+    return sm.Matrix([sm.Add(*[M[i, j] * v[j] for j in range(M.cols) if M[i, j] != 0])
+                      for i in range(M.rows)])
 
 
 def dependent_speeds(kin: Kinematics, velocity_constraints, acceleration_constraints,

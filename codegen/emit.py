@@ -258,10 +258,11 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
                 scratch=len(program.temporaries) + 2 * len(printer.trig))
 
 
-def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float = 1e-9,
-         fused: bool = False) -> Sources:
-    """<name>.c and <name>.h from the programs of plan.build_programs; fused: the
-    runtime compiled into the model's file (see templates/runtime/cg_fused.c)."""
+def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
+         fused: bool) -> Sources:
+    """<name>.c and <name>.h from the programs of plan.build_programs; rank_rtol and
+    fused as in codegen.options.Options (fused: the runtime compiled into the model's
+    file, see templates/runtime/cg_fused.c)."""
     c = eom.constraints
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"
     functions = [_function("eval", f"{name}_eval", programs["eval"],

@@ -9,52 +9,28 @@ runtime.
 from __future__ import annotations
 
 import math
-import os
 import shutil
-import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 from . import __version__
 from .abi import METHODS, STATUS, STATUS_CODE
-from .build import _prepare_dir, _shared_suffix, compile_library, model_sources, sources_key
+from .build import model_sources
+from .cache import sources_key
+from .compiler import compile_library, shared_suffix
 from .eom import DEFAULTS
 from .emit import RUNTIME_C, TEMPLATE_DIR, render, runtime_sources
-from .options import PORTABLE_FLAGS, Options
+from .files import atomic_path, prepare_dir, write_all
+from .options import Options
 
 __all__ = ["export_c", "export_fmu", "CS_METHODS"]
 
 
-def _write_all(target: Path, files: dict) -> None:
-    """Every file or none: a target that could not be replaced (a folder in the way)
-    is refused before anything is written; all files are written to temporary
-    names first, then moved in."""
-    for fname in files:
-        path = target / fname
-        if path.exists() and not path.is_file():
-            raise IsADirectoryError(f"cannot write {path}: something that is not a file is in "
-                                    f"the way (nothing was written)")
-    temps = {}
-    try:
-        for fname, text in files.items():
-            fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{fname}.", suffix=".tmp")
-            temps[fname] = tmp
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.chmod(tmp, 0o644)
-    except BaseException:
-        for tmp in temps.values():
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
-    for fname, tmp in temps.items():
-        os.replace(tmp, target / fname)
-
-
 def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=None,
-             rank_rtol: float = 1e-9, driver: bool = True, recursive=None,
-             jacobian: bool | None = None, parameter_jacobian: bool = False) -> Path:
+             rank_rtol: float = Options.rank_rtol, driver: bool = True,
+             recursive=Options.recursive, jacobian: bool | None = Options.jacobian,
+             parameter_jacobian: bool = Options.parameter_jacobian) -> Path:
     """Write a self-contained C99 library of the model into ``output_dir/name``.
 
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
@@ -76,14 +52,14 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     options = Options(rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian,
                       parameter_jacobian=parameter_jacobian)
     eq, sources = model_sources(eom, name, constants, specifieds, options)
-    target = _prepare_dir(output_dir, name)
+    target = prepare_dir(output_dir, name)
     files = dict(sources.files)
     files.update(runtime_sources())
     if driver:
         files[f"{name}_driver.c"] = render("driver.c.j2", name=name, NAME=name.upper(),
                                            nx=eq.nq + eq.nu, np=len(eq.constants),
                                            nr=len(eq.specifieds))
-    _write_all(target, files)
+    write_all(target, files)
     return target
 
 
@@ -188,9 +164,9 @@ def _platform() -> str:
 
 
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
-               start_values=None, rank_rtol: float = 1e-9, flags=PORTABLE_FLAGS,
-               method: str = "dopri5", tolerance: float = 1e-8, recursive=None,
-               jacobian: bool | None = None, dt: float | None = None) -> Path:
+               start_values=None, rank_rtol: float = Options.rank_rtol, flags=Options.flags,
+               method: str = "dopri5", tolerance: float = 1e-8, recursive=Options.recursive,
+               jacobian: bool | None = Options.jacobian, dt: float | None = None) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
     Co-Simulation, and return its path.
 
@@ -231,7 +207,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     start = _start_values(eq, start_values)
     key = sources_key(sources, options)
     parent = Path(output_dir).resolve()
-    target = _prepare_dir(parent, f".{name}.fmu-build")
+    target = prepare_dir(parent, f".{name}.fmu-build")
     try:
         guid = _guid(key)
         wrapper = render("fmi2_model.c.j2", name=name, NAME=name.upper(), version=__version__,
@@ -247,23 +223,14 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
                               include_dirs=[TEMPLATE_DIR / "fmi2"], what=f"FMU {name!r}",
                               failed_dir=parent / f"{name}.fmu-failed-build")
         doc = (eq.origin or "codegen model")[:200]
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{name}.", suffix=".fmu")
-        os.close(fd)
-        try:
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                description = _model_description(eq, sources, name, guid, start, doc,
-                                                 sources.jacobian)
-                z.writestr("modelDescription.xml", description)
-                for fname, text in sorted(files.items()):
-                    z.writestr(f"sources/{fname}", text)
-                z.write(lib, f"binaries/{_platform()}/{name}{_shared_suffix()}")
-            os.chmod(tmp, 0o644)
-            final = parent / f"{name}.fmu"
-            os.replace(tmp, final)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        final = parent / f"{name}.fmu"
+        with atomic_path(final) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+            description = _model_description(eq, sources, name, guid, start, doc,
+                                             sources.jacobian)
+            z.writestr("modelDescription.xml", description)
+            for fname, text in sorted(files.items()):
+                z.writestr(f"sources/{fname}", text)
+            z.write(lib, f"binaries/{_platform()}/{name}{shared_suffix()}")
         return final
     finally:
         shutil.rmtree(target, ignore_errors=True)

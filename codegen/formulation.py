@@ -22,7 +22,8 @@ Here j runs over every speed the velocities are written in: independent,
 dependent and auxiliary (codegen.constraints projects onto the independent
 ones). Auxiliary speeds are set to zero after their partial velocities are
 taken. Differentiating an expanded S twice gives the same M and F but costs
-more than the whole Kane derivation, so S is built only when asked for.
+more than the whole Kane derivation, so S is built only when asked for
+(GibbsAppellMethod.gibbs_appell_function, by codegen.public).
 
 Every vector is taken in components in one frame per body (the frame of
 its inertia dyadic, else its own frame; for a particle the frame its
@@ -44,7 +45,7 @@ from .relative import NotRelative, RelativeMotions
 from .symbolic import vanishes
 from .vec3 import add, cross, dot, matvec
 
-__all__ = ["GibbsAppell", "form", "is_rigid", "check_bodies", "check_loads", "generalized_forces",
+__all__ = ["GibbsAppell", "form", "check_bodies", "check_loads", "generalized_forces",
            "pythagoras", "varying_inertia_loads"]
 
 
@@ -120,7 +121,7 @@ class GibbsAppell:
     F: sm.Matrix            # Q - R
     Q: sm.Matrix            # generalized active forces
     R: sm.Matrix            # dS/du' at u' = 0 (Kane's generalized inertia forces, negated, at u' = 0)
-    terms: list             # per body: its kinematic data (for S)
+    terms: list             # per body: its kinematic data
     motions: Motions        # the velocities, for the tree of codegen.recursive
     intermediates: list     # codegen.constraints.Intermediate the above are written over
 
@@ -345,24 +346,3 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
     F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
     return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm,
                        intermediates=list(fm.items))
-
-
-def gibbs_appell_function(kin: Kinematics, terms: list):
-    """S on plain symbols, summed over bodies (4.292), u'-free terms kept.
-
-    u' are ``kin.uds`` (the speeds of ``kin.us``; auxiliary speeds have none)."""
-    ud = list(kin.uds) + [sm.S.Zero] * len(kin.uas)
-    parts = []
-    for b in terms:
-        m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
-        acc = add(v.rate0, [dot(col, ud) for col in zip(*v.partials)])
-        parts.append(m * dot(acc, acc) / 2)
-        if w is not None:
-            alpha = add(w.rate0, [dot(col, ud) for col in zip(*w.partials)])
-            Ia = matvec(I, alpha)
-            parts.append(dot(alpha, Ia) / 2)
-            parts.append(dot(cross(w.value, matvec(I, w.value)), alpha))
-            if rho is not None:
-                rdd = add(cross(alpha, rho), cross(w.value, cross(w.value, rho)))
-                parts.append(m * dot(acc, rdd))
-    return sm.Add(*parts)

@@ -1,8 +1,9 @@
 """Every choice that changes the generated code or its build, in one value.
 
-``generate``, ``export_c`` and ``export_fmu`` take these as keywords; the
-cache key hashes the options together with the emitted sources and the
-runtime's ABI version.
+``generate``, ``export_c`` and ``export_fmu`` take these as keywords, with
+the defaults written here and nowhere else; the layers below them receive
+the values. The cache key hashes the options together with the emitted
+sources and the runtime's ABI version.
 """
 from __future__ import annotations
 
@@ -19,23 +20,23 @@ PORTABLE_FLAGS = ("-O2", "-g0", "-fno-math-errno")
 
 @dataclass(frozen=True)
 class Options:
-    """flags: C compiler flags. rank_rtol: run-time constraints only, singular
-    values of A below rank_rtol times the largest count as zero. recursive: the
-    articulated-body recursion for trees of bodies (None: for particles,
+    """flags: C compiler flags (None: PORTABLE_FLAGS). rank_rtol: run-time constraints
+    only, singular values of A below rank_rtol times the largest count as zero.
+    recursive: the articulated-body recursion for trees of bodies (None: for particles,
     True: for rigid bodies too, False: never). unrolled_limit: above this many
-    multiply-adds the L D Lᵀ solve is a loop instead of straight-line code.
-    fused: compile the runtime into the model's own library, specialized for
-    it (the model's functions inline into the right-hand side, the
-    integrators' loops get fixed bounds): faster to run, slower to build (see
-    the performance notes). jacobian: generate the analytic Jacobian of the
-    right-hand side (models without run-time constraints), which the implicit
-    integrators, ``linearize`` and an FMU's directional derivatives use:
-    True always, False never (the integrators fall back to finite differences),
+    multiply-adds the L D Lᵀ solve is a loop instead of straight-line code, which would
+    cost more to compile than it saves (a dense M of 34 unknowns is about 8000). fused:
+    compile the runtime into the model's own library, specialized for it (the model's
+    functions inline into the right-hand side, the integrators' loops get fixed bounds):
+    faster to run, slower to build (see the performance notes). jacobian: generate the
+    analytic Jacobian of the right-hand side (models without run-time constraints),
+    which the implicit integrators, ``linearize`` and an FMU's directional derivatives
+    use: True always, False never (the integrators fall back to finite differences),
     None (the default) while its program stays small (codegen.jacobian.AUTO_LIMIT
-    definitions), since a large model's Jacobian can cost more build time than
-    the model itself. parameter_jacobian: also generate the parameter
-    sensitivities d x'/dp (``CompiledModel.parameter_jacobian``; models without
-    run-time constraints), off by default as most models never use them."""
+    definitions), since a large model's Jacobian can cost more build time than the model
+    itself. parameter_jacobian: also generate the parameter sensitivities d x'/dp
+    (``CompiledModel.parameter_jacobian``; models without run-time constraints), off by
+    default as most models never use them."""
     flags: tuple = PORTABLE_FLAGS
     rank_rtol: float = 1e-9
     recursive: bool | None = None
@@ -45,7 +46,7 @@ class Options:
     parameter_jacobian: bool = False
 
     def __post_init__(self):
-        flags = self.flags
+        flags = PORTABLE_FLAGS if self.flags is None else self.flags
         if isinstance(flags, (str, bytes)) or not all(isinstance(f, str) for f in flags):
             raise TypeError(f"flags must be a sequence of strings (one flag each), got {flags!r}")
         object.__setattr__(self, "flags", tuple(flags))

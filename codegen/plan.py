@@ -28,9 +28,10 @@ def _flat(matrix) -> list:
 TREE_OPERATION_COST = 1.25
 
 
-def build_programs(eom: EquationsOfMotion, unrolled_limit: int = 8000,
-                   jacobian: bool | None = None, parameter_jacobian: bool = False) -> dict:
-    """The programs of a model's generated functions.
+def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool | None,
+                   parameter_jacobian: bool) -> dict:
+    """The programs of a model's generated functions (the options as in
+    codegen.options.Options).
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
       else full row-major) and F, and with run-time constraints also their

@@ -31,25 +31,7 @@ import sympy as sm
 if TYPE_CHECKING:          # only read here: the equations are built above this layer
     from .eom import EquationsOfMotion
 
-__all__ = ["Program", "Input", "make_program", "operation_count", "live_temporaries",
-           "c_identifier_error", "C_KEYWORDS"]
-
-C_KEYWORDS = frozenset("""auto break case char const continue default do double else enum
-extern float for goto if inline int long register restrict return short signed sizeof
-static struct switch typedef union unsigned void volatile while _Bool _Complex _Imaginary
-bool true false class new delete this template typename namespace operator private
-protected public virtual friend mutable explicit using try catch throw""".split())
-
-def c_identifier_error(name: str) -> str | None:
-    """Why name cannot be a C identifier of the generated code, or None."""
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        return f"{name!r} is not a C identifier (letters, digits, underscores; not starting with a digit)"
-    if name in C_KEYWORDS:
-        return f"{name!r} is a C/C++ keyword"
-    if name.startswith("__") or re.match(r"_[A-Z]", name):
-        return f"{name!r} is reserved in C (leading double underscore or underscore-capital)"
-    return None
-
+__all__ = ["Program", "Input", "make_program", "operation_count", "live_temporaries"]
 
 @dataclass
 class Input:

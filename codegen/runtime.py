@@ -47,6 +47,12 @@ class CompiledModel:
     constraint_forces(t, x, p, r=None) (lambda with A^T lambda = M u' - F),
     residuals(t, x, p, r=None) ([f; A u - B]) and project(x, p, t=0, r=None,
     tol=1e-12, maxiter=50) (the nearest consistent state).
+
+    A model pickles as its sources, flags and key, never its shared library:
+    unpickled in another process or on another machine, it loads from that
+    side's cache (codegen.cache.cache_root) or is compiled there once
+    (codegen.sweep sends models to Dask workers this way). codegen.cache
+    registers this pickling (copyreg) when it loads the first model.
     """
 
     def __init__(self, dynamics: Dynamics, manifest: dict, folder: Path):
@@ -127,14 +133,6 @@ class CompiledModel:
     @property
     def nx(self) -> int:
         return self.nq + self.nu
-
-    def __reduce__(self):
-        """Pickled as its sources, flags and key, not its shared library: unpickled in
-        another process or on another machine, it loads from that side's cache
-        (codegen.build.cache_root) or is compiled there once (codegen.sweep sends
-        models to Dask workers this way)."""
-        from .build import from_payload, portable_payload
-        return from_payload, (portable_payload(self),)
 
     def sweep(self, t_span, X0=None, P=None, R=None, **kwargs):
         """Many runs on a Dask cluster: codegen.sweep.sweep(self, ...)."""

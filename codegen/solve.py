@@ -24,11 +24,7 @@ import sympy as sm
 
 from .program import Input, Program
 
-__all__ = ["ldl_program", "ldl_factor", "ldl_solve", "MAX_TERMS"]
-
-#: above this many multiply-adds the loop version is used: the unrolled code
-#: would cost more to compile than it saves (a dense M of 34 unknowns is ~8000)
-MAX_TERMS = 8000
+__all__ = ["ldl_program", "ldl_factor", "ldl_solve"]
 
 
 def _terms(pairs):
@@ -133,9 +129,9 @@ def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
     return x
 
 
-def ldl_program(mass: list, nu: int, limit: int = MAX_TERMS) -> Program | None:
+def ldl_program(mass: list, nu: int, limit: int) -> Program | None:
     """The unrolled solve of a symmetric M given as its packed lower triangle
-    (row by row), or None when it would exceed limit multiply-adds.
+    (row by row), or None when it would exceed limit multiply-adds (Options.unrolled_limit).
 
     Inputs: M (the packed entries that are not structurally zero) and F.
     Outputs: F (overwritten by u') and D (the pivots)."""

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import numpy as np
 
-from codegen.build import compile_library
+from codegen import Options
+from codegen.compiler import compile_library
 from codegen.emit import RUNTIME_DIR, _function, environment
 from codegen.solve import ldl_program
 
@@ -23,7 +24,8 @@ def ldl_source() -> str:
     import sympy as sm
     mass = [sm.S.Zero if (i, j) in LDL_ZEROS else sm.Symbol(f"m{i}{j}")
             for i in range(LDL_N) for j in range(i + 1)]
-    f = _function("ldl", "cgtl_ldl", ldl_program(mass, LDL_N), "unrolled LDL^T")
+    f = _function("ldl", "cgtl_ldl", ldl_program(mass, LDL_N, Options().unrolled_limit),
+                  "unrolled LDL^T")
     return environment(HERE).get_template("ldl_rendered.c.j2").render(n=LDL_N, f=f)
 
 

@@ -201,7 +201,8 @@ def test_tree_unrolled_and_loop_solves_agree(outdir):
 
 def test_host_tuned_flags(outdir):
     """host_flags() (opt-in -march=native) builds a separate, equivalent module."""
-    from codegen.build import PORTABLE_FLAGS, host_flags
+    from codegen.compiler import host_flags
+    from codegen.options import PORTABLE_FLAGS
     model = ex.n_pendulum_on_cart(3)
     ga = GibbsAppellMethod(**model.kwargs)
     portable = generate(ga, "pendulum3_flags", output_dir=outdir)

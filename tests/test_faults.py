@@ -190,6 +190,37 @@ def test_export_c_writes_all_files_or_none(tmp_path):
     assert not list(folder.glob(".*.tmp"))
 
 
+def test_a_write_that_fails_midway_leaves_the_older_file(tmp_path):
+    """One helper writes every file: a crash mid-write leaves the older file whole and
+    no temporary behind."""
+    from codegen.files import atomic_path, write_atomic
+    target = tmp_path / "manifest.json"
+    write_atomic(target, "older\n")
+    with pytest.raises(RuntimeError, match="crash"):
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(b"half of a ne")
+            raise RuntimeError("crash")
+    assert target.read_text() == "older\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_an_fmu_whose_zip_fails_midway_leaves_the_older_fmu(tmp_path, monkeypatch):
+    import codegen.export as export
+
+    def no_compile(files, c_files, library, flags, target, **kw):   # the zip is under test
+        (target / "lib.so").write_bytes(b"\x7fELF")
+        return target / "lib.so"
+
+    def crash():
+        raise RuntimeError("crash while the binary is added")
+    monkeypatch.setattr(export, "compile_library", no_compile)
+    monkeypatch.setattr(export, "_platform", crash)
+    (tmp_path / "zipped.fmu").write_bytes(b"an older FMU")
+    with pytest.raises(RuntimeError, match="crash"):
+        export_fmu(GibbsAppellMethod(**ex.n_pendulum_on_cart(1).kwargs), "zipped", tmp_path)
+    assert (tmp_path / "zipped.fmu").read_bytes() == b"an older FMU"
+    assert [p.name for p in tmp_path.iterdir()] == ["zipped.fmu"]
+
+
 # -- 12. what failed, named -------------------------------------------------------------------
 def test_overflow_and_singular_kinematics_are_told_apart(tmp_path):
     ga, consts = _pendulum_with_constants(["m", "l", "g"])
@@ -211,8 +242,8 @@ def test_overflow_and_singular_kinematics_are_told_apart(tmp_path):
 
 # -- 13. no compiler ----------------------------------------------------------------------------
 def test_no_compiler_is_one_clear_message(tmp_path, monkeypatch):
-    import codegen.build as build
-    monkeypatch.setattr(build, "_compiler", lambda: "no-such-cc-anywhere")
+    import codegen.compiler as compiler
+    monkeypatch.setattr(compiler, "c_compiler", lambda: "no-such-cc-anywhere")
     with pytest.raises(BuildError, match="no C compiler: looked for 'no-such-cc-anywhere'.*"
                                          "apt-get install build-essential"):
         generate(GibbsAppellMethod(**ex.n_pendulum_on_cart(1).kwargs), "nocc", output_dir=tmp_path,

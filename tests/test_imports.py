@@ -12,12 +12,6 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-# The circle build <-> runtime (CompiledModel.__reduce__ imports build's pickling
-# payload) is removed on the branch that splits build.py (copyreg registration of
-# the pickling): remove this entry when that branch is merged.
-KNOWN_EDGES = {("codegen.runtime", "codegen.build")}
-
-
 def _modules(folder: pathlib.Path, package: str) -> dict:
     """{module name: path} of every .py and .pyx file under folder."""
     out = {}
@@ -125,8 +119,6 @@ def find_cycle(graph: dict):
 
 def test_codegen_has_no_import_circles():
     graph = import_graph(ROOT / "codegen", "codegen")
-    for a, b in KNOWN_EDGES:
-        graph.get(a, set()).discard(b)
     # the graph is read: known edges of each kind are there
     assert {"codegen.program", "codegen.recursive", "codegen.jacobian",
             "codegen.solve"} <= graph["codegen.plan"]

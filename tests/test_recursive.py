@@ -4,7 +4,7 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from codegen import DynamicsError, GibbsAppellMethod, equations_of, generate
+from codegen import DynamicsError, GibbsAppellMethod, Options, equations_of, generate
 from codegen import examples as ex
 from codegen.plan import build_programs
 from codegen.tree import tree_of
@@ -26,9 +26,10 @@ def test_which_models_are_trees():
     assert not equations_of(GibbsAppellMethod(**ex.spatial_chain(2).kwargs),
                             recursive=True).tree.if_smaller
     eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(2, speeds='rates').kwargs))
-    assert "tree" in build_programs(eom, jacobian=False)              # a chain: recursion
+    limit = Options().unrolled_limit
+    assert "tree" in build_programs(eom, limit, False, False)         # a chain: recursion
     eom = equations_of(GibbsAppellMethod(**ex.humanoid().kwargs))
-    assert "tree" not in build_programs(eom, jacobian=False)          # short limbs: dense
+    assert "tree" not in build_programs(eom, limit, False, False)     # short limbs: dense
     # taken at their joint points (codegen.tree._at_joint), the root, turning about
     # a fixed point, has no linear rows, and each joint's own speeds only angular ones
     t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs), recursive=True).tree

@@ -25,10 +25,10 @@ def test_relative_equations_equal_the_expanded_ones_and_kanes(speeds):
     model = ex.spatial_chain(3, speeds=speeds)
     rel = GibbsAppellMethod(**model.kwargs)
     rel.kanes_equations()
-    assert rel._formed["items"], "the relative kinematics were not used"
+    assert rel._need_formed()["items"], "the relative kinematics were not used"
     exp = GibbsAppellMethod(**model.kwargs, relative_kinematics=False)
     exp.kanes_equations()
-    assert not exp._formed["items"]
+    assert not exp._need_formed()["items"]
     _equal_numerically(rel.mass_matrix, exp.mass_matrix)
     _equal_numerically(rel.forcing, exp.forcing)
     km = me.KanesMethod(model.frame, model.q_ind, model.u_ind, kd_eqs=model.kd_eqs)
@@ -51,7 +51,7 @@ def test_stored_velocity_that_is_not_the_positions_derivative_falls_back():
     ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()], bodies=[me.Particle('p', P, m)],
                            relative_kinematics=True)
     ga.kanes_equations()
-    assert not ga._formed["items"]
+    assert not ga._need_formed()["items"]
     assert ga.mass_matrix == sm.Matrix([[4 * m]])
 
 

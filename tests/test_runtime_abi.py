@@ -10,8 +10,9 @@ import pytest
 
 from codegen import CacheError, GibbsAppellMethod, examples as ex, generate, load
 from codegen.abi import ABI_VERSION, METHODS, STATUS
-from codegen.build import _sha256, compile_library
+from codegen.compiler import compile_library
 from codegen.emit import RUNTIME_DIR
+from codegen.files import sha256
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def _swap_library(mod, built, name):
     target = folder / f"pend1_{name}.so"
     built.rename(target)
     manifest["extension"] = target.name
-    manifest["files"][target.name] = _sha256(target)
+    manifest["files"][target.name] = sha256(target)
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -128,6 +129,71 @@ def test_every_option_is_in_the_key(pend1, tmp_path):
     assert default.manifest["solver"].startswith("articulated-body")
 
 
+def test_options_hold_the_only_defaults():
+    """generate, export_c and export_fmu take each option's default from Options."""
+    import inspect
+    from codegen import Options, export_c, export_fmu
+    defaults = {f.name: f.default for f in dataclasses.fields(Options)}
+    for entry in (generate, export_c, export_fmu):
+        given = {n: p.default for n, p in inspect.signature(entry).parameters.items()
+                 if n in defaults}
+        assert given and given == {n: defaults[n] for n in given}, entry.__name__
+    assert Options(flags=None) == Options()
+
+
+def _import_cycles(modules: dict) -> list:
+    """The cycles of the graph module -> modules it imports (strongly connected components)."""
+    index, low, stack, cycles = {}, {}, [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in modules[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(component) > 1:
+                cycles.append(sorted(component))
+    for v in modules:
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_the_build_side_has_no_import_circle():
+    """Every import statement of codegen/*.py, those inside functions too: no module from
+    the emitted sources to the loaded model is in an import circle (runtime.py never
+    imports the cache: codegen.cache registers CompiledModel's pickling)."""
+    import ast
+    from pathlib import Path
+    import codegen
+    folder = Path(codegen.__file__).parent
+    names = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+    modules = {}
+    for name in names:
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                found |= {node.module.split(".")[0]} if node.module else \
+                    {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("codegen."):
+                found.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                found |= {a.name.split(".")[1] for a in node.names
+                          if a.name.startswith("codegen.")}
+        modules[name] = sorted((found & names) - {name})
+    assert "build" not in modules["runtime"] and "cache" not in modules["runtime"]
+    build_side = {"emit", "names", "files", "compiler", "cache", "build", "export", "runtime",
+                  "options", "abi", "sweep", "manifold", "result", "progress", "errors"}
+    assert not [c for c in _import_cycles(modules) if build_side & set(c)]
+
+
 def test_stages_are_values_without_cycles():
     """The neutral equations are frozen; the stages before the build never load the
     compiled runtime."""
@@ -136,7 +202,7 @@ def test_stages_are_values_without_cycles():
     with pytest.raises(dataclasses.FrozenInstanceError):
         eq.tree = None
     code = ("import sys, codegen.appell, codegen.eom, codegen.plan, codegen.emit, "
-            "codegen.build, codegen.export, codegen.__main__\n"
+            "codegen.build, codegen.cache, codegen.compiler, codegen.export, codegen.__main__\n"
             "assert 'codegen._runtime' not in sys.modules, 'the runtime was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 

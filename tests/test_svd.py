@@ -130,20 +130,22 @@ def test_unrolled_ldl_with_structural_zeros(lib):
 
 def test_ldl_program_structure():
     import sympy as sm
-    from codegen import solve
-    dense = solve.ldl_program([sm.Symbol(f"m{k}") for k in range(10)], 4)
+    from codegen import Options, solve
+    limit = Options().unrolled_limit
+    dense = solve.ldl_program([sm.Symbol(f"m{k}") for k in range(10)], 4, limit)
     names = {str(s) for s, _ in dense.temporaries}
     assert {"l1_0", "l3_2", "d3", "e3", "u0"} <= names
     sparse = solve.ldl_program([sm.Symbol(f"m{i}{j}") if (i, j) not in L.LDL_ZEROS else sm.S.Zero
-                                for i in range(L.LDL_N) for j in range(i + 1)], L.LDL_N)
+                                for i in range(L.LDL_N) for j in range(i + 1)], L.LDL_N, limit)
     names = {str(s) for s, _ in sparse.temporaries}
     assert "w2_1" in names                              # fill-in of a zero entry
     assert not {"w3_0", "l3_0", "w6_0", "l6_0"} & names  # zeros that stay zero cost nothing
     assert {i.name for i in sparse.inputs if i.array == "M"}.isdisjoint(
         {f"a{i * (i + 1) // 2 + j}" for i, j in L.LDL_ZEROS})
-    # a structurally zero pivot, or a size beyond MAX_TERMS: the loop version is used
-    assert solve.ldl_program([sm.S.Zero, sm.Symbol("a"), sm.Symbol("b")], 2) is None
-    assert solve.ldl_program([sm.Symbol(f"m{k}") for k in range(50 * 51 // 2)], 50) is None
+    # a structurally zero pivot, or a size beyond the default unrolled_limit: the loop
+    # version is used
+    assert solve.ldl_program([sm.S.Zero, sm.Symbol("a"), sm.Symbol("b")], 2, limit) is None
+    assert solve.ldl_program([sm.Symbol(f"m{k}") for k in range(50 * 51 // 2)], 50, limit) is None
 
 
 def test_sincos_within_two_ulp_of_libm(lib):

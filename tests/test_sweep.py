@@ -120,17 +120,17 @@ def test_bad_input_is_refused_before_sending(pendulum):
 def test_the_model_pickles_as_sources(pendulum, tmp_path, monkeypatch):
     """Unpickled in a process with another cache: built there from the sources, then
     loaded from that cache; the shared library never travels."""
-    from codegen import build
+    from codegen import cache
     _, mod, p = pendulum
     payload = pickle.dumps(mod)
     assert mod.manifest["extension"].encode() not in payload or b"\x7fELF" not in payload
     monkeypatch.setenv("CODEGEN_CACHE", str(tmp_path))
-    monkeypatch.setattr(build, "_FROM_PAYLOAD", {})
+    monkeypatch.setattr(cache, "_FROM_PAYLOAD", {})
     other = pickle.loads(payload)
     assert other.source_dir != mod.source_dir and str(tmp_path) in str(other.source_dir)
     x = np.linspace(-0.5, 0.5, mod.nx)
     assert np.array_equal(other.rhs(0.0, x, p, [0.2]), mod.rhs(0.0, x, p, [0.2]))
-    monkeypatch.setattr(build, "_FROM_PAYLOAD", {})
+    monkeypatch.setattr(cache, "_FROM_PAYLOAD", {})
     assert pickle.loads(payload).source_dir == other.source_dir      # the cache, not a rebuild
 
 
