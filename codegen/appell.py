@@ -2,35 +2,32 @@
 
 The facade only arranges the stages: :mod:`codegen.kinematics` (coordinates,
 speeds, kinematic equations), :mod:`codegen.constraints` (dependent speeds,
-run-time constraints), :mod:`codegen.formulation` (S, M, F over all speeds)
-and, for the generated code, :mod:`codegen.eom`.
+run-time constraints), :mod:`codegen.public` (the public matrices),
+:mod:`codegen.formulation` (S, M, F over all speeds for the generated code)
+and :mod:`codegen.handoff` (``to_equations``, ``to_linearizer``).
 """
 from __future__ import annotations
 
 import numpy as np
 import sympy as sm
-from sympy.core.function import AppliedUndef
-from sympy.core.sorting import default_sort_key
 from sympy.physics.mechanics import KanesMethod
 from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
-from .constraints import dependent_speeds, project, resolve, runtime_constraints
+from .constraints import ConstraintMembers, kane_form, prepare, project, resolve
+from .eom import EquationsOfMotion
+from .formulation import check_bodies, check_loads, form, varying_inertia_loads
+from .handoff import Formed
+from .kinematics import Kinematics, as_list
+from .linearize import GibbsAppellLinearizer
 from .public import form_public
-from .formulation import (check_bodies, check_loads, form, gibbs_appell_function, is_rigid,
-                          varying_inertia_loads)
-from .kinematics import Kinematics, as_list, dag_atoms, memo_xreplace, numeric_probe
-from .relative import frame_depth
-
-#: with no constraints, velocities are composed as intermediates (codegen.relative)
-#: when a body's frame is this many orientations from the Newtonian frame
-RELATIVE_DEPTH = 3
+from .relative import composition_pays
 
 __all__ = ["GibbsAppellMethod"]
 
 t = dynamicsymbols._t
 
 
-class GibbsAppellMethod(KanesMethod):
+class GibbsAppellMethod(ConstraintMembers, KanesMethod):
     """Equations of motion by the Gibbs–Appell equation, a drop-in for KanesMethod.
 
     Explanation
@@ -129,36 +126,15 @@ class GibbsAppellMethod(KanesMethod):
         self._relative = relative_kinematics
         kin = self._kin = Kinematics(q_ind, u_ind, kd_eqs, q_dependent, u_dependent,
                                      u_auxiliary, kd_eqs_solver)
-        config = as_list(configuration_constraints, 'configuration_constraints')
-        vel = as_list(velocity_constraints, 'velocity_constraints')
-        if kin.n_q_dependent and len(config) != kin.n_q_dependent:
-            raise ValueError(f"There must be an equal number of dependent coordinates and "
-                             f"configuration constraints: {kin.n_q_dependent} dependent "
-                             f"coordinates, {len(config)} configuration constraints")
-        self._f_h = sm.Matrix([kin.to_plain(e, f"configuration_constraints[{i}]", inputs=False)
-                               for i, e in enumerate(config)]) if kin.n_q_dependent \
-            else sm.zeros(0, 1)
-        self._nh = dependent_speeds(kin, vel if kin.m else [], acceleration_constraints,
-                                    constraint_solver)
-        run_config = [] if kin.n_q_dependent else \
-            [kin.to_plain(e, f"configuration_constraints[{i}]", inputs=False)
-             for i, e in enumerate(config)]
-        run_vel = [] if kin.m else \
-            [kin.to_plain(e, f"velocity_constraints[{i}]", inputs=False) for i, e in enumerate(vel)]
-        if (run_config or run_vel) and (kin.m or kin.uas):
-            raise ValueError("constraints left to the run-time elimination (without dependent "
-                             "coordinates or speeds) cannot be combined with dependent or "
-                             "auxiliary speeds: give all velocity constraints with u_dependent")
-        self._runtime = runtime_constraints(kin, run_config, run_vel)
-        if self._runtime is not None:
-            _check_freedom(self._runtime, kin.qs)
-        self._holonomic_rows = run_config
+        c = self._constraints = prepare(kin, configuration_constraints, velocity_constraints,
+                                        acceleration_constraints, constraint_solver)
+        self._nh, self._runtime = c.nh, c.runtime
         self._bodylist = bodies
         self._forcelist = forcelist
         self._fr = self._frstar = self._public_form = None
         self._formed = self._given = None
         self._S = None
-        self._codegen = self._codegen_nh = None
+        self._codegen = None                 # the hand-off (codegen.handoff.Formed)
 
     # -- forming --------------------------------------------------------------
     def kanes_equations(self, bodies=None, loads=None):
@@ -191,27 +167,14 @@ class GibbsAppellMethod(KanesMethod):
             self._fr, self._frstar = to_time(f['fr']), to_time(f['frstar'])
         return self._fr, self._frstar
 
-    def _public(self, matrix):
-        """matrix over plain symbols and the kinematic intermediates, as functions of time."""
-        return self._kin.to_time(self._resolved(matrix))
-
-    def _resolved(self, matrix):
-        """matrix with the kinematic intermediates substituted (plain symbols)."""
-        items = self._formed['items']
-        return resolve(matrix, items) if items else matrix
-
     def _uses_relative(self, bodies, loads) -> bool:
         """Whether to compose the velocities as intermediates (codegen.relative): asked
-        for, or (None) a model without constraints or auxiliary speeds whose frames are
-        RELATIVE_DEPTH or more orientations deep, where SymPy's written-out velocities grow."""
-        kin = self._kin
+        for, or (None) a model without constraints or auxiliary speeds where it pays."""
         if self._relative is not None:
             return self._relative
-        if self._nh is not None or self._runtime is not None or kin.uas:
+        if self._nh is not None or self._runtime is not None or self._kin.uas:
             return False
-        frames = [b.frame for b in bodies if is_rigid(b)] + \
-            [w for w, _ in loads if isinstance(w, ReferenceFrame)]
-        return frame_depth(frames, self._inertial) >= RELATIVE_DEPTH
+        return composition_pays(bodies, loads, self._inertial)
 
     def _form_fr(self, fl):
         """KanesMethod's check of a force list (the equations are formed together)."""
@@ -228,31 +191,11 @@ class GibbsAppellMethod(KanesMethod):
         self._given = dict(bodies=bodies_checked, loads=checked_loads)
         self._bodylist, self._forcelist = bodies, loads
         self._formed = self._fr = self._frstar = self._public_form = None
-        self._S = self._codegen = self._codegen_nh = None
+        self._S = self._codegen = None
 
     def _kane_form(self, M, Q, R) -> dict:
-        """KanesMethod's blocks from M, Q, R over all speeds: projected onto the
-        independent speeds with its A_rs (Mk, Qk, Rk), (fr, frstar) with the auxiliary
-        equations last, and those alone (aux_eq, or None)."""
-        kin = self._kin
-        o, p = len(kin.us), kin.p
-        udot = list(kin.uds)
-        Mk, Qk, Rk = M[:o, :o], Q[:o, :], R[:o, :]
-        fr, frstar = Qk, -(Rk + _times(Mk, udot))
-        if self._nh is not None:           # KanesMethod's projection with its A_rs
-            Ars = self._nh.Ars
-            Mk, Qk, Rk, fr, frstar = (X[:p, :] + Ars.T * X[p:, :]
-                                      for X in (Mk, Qk, Rk, fr, frstar))
-        aux_eq = None
-        if kin.uas:
-            Ma, Qa, Ra = M[o:, :o], Q[o:, :], R[o:, :]
-            if self._nh is not None:
-                Aa = self._nh.Ars_aux
-                Ma, Qa, Ra = (X + Aa.T * Y[p:o, :] for X, Y in ((Ma, M[:, :o]), (Qa, Q), (Ra, R)))
-            fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
-            aux_eq = fr_aux + frstar_aux
-            fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
-        return dict(Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar, aux_eq=aux_eq)
+        """KanesMethod's blocks from M, Q, R over all speeds (constraints.kane_form)."""
+        return kane_form(self._kin, self._nh, M, Q, R)
 
     def _public_formed(self) -> dict:
         """The public matrices' blocks (_kane_form's, plain symbols), formed on first use
@@ -283,29 +226,13 @@ class GibbsAppellMethod(KanesMethod):
                                 items=ga.intermediates, **given)
         return self._formed
 
-    def _codegen_equations(self):
-        """(intermediates, M_r, F_r) on plain symbols: the dependent speeds' solve as
-        intermediates (constraint_solver on placeholders), then the projection."""
+    def _handoff(self) -> Formed:
+        """The formed equations as a value for code generation and linearization."""
         if self._codegen is None:
             f = self._need_formed()
-            kin, M, F = self._kin, f['ga'].M, f['ga'].F
-            o = len(kin.us)
-            items, Ars, w = self._codegen_items()
-            self._codegen = (items, M[:o, :o], F[:o, :]) if self._nh is None else \
-                (items, *project(M[:o, :o], F[:o, :], Ars, w))
+            self._codegen = Formed(self._kin, self._constraints, f['ga'], f['fr'], f['frstar'],
+                                   f['bodies'], f['loads'])
         return self._codegen
-
-    def _codegen_items(self):
-        """(intermediates, A_rs, w): the formulation's intermediates and the dependent
-        speeds' solve on placeholders (codegen.constraints), without the projection."""
-        if self._codegen_nh is None:
-            f, kin = self._need_formed(), self._kin
-            if self._nh is None:
-                self._codegen_nh = (list(f['items']), sm.zeros(0, kin.p), None)
-            else:
-                items, Ars, w = self._nh.intermediates(kin)
-                self._codegen_nh = (list(f['items']) + items, Ars, w)
-        return self._codegen_nh
 
     # -- KanesMethod's members ------------------------------------------------------
     @property
@@ -431,55 +358,7 @@ class GibbsAppellMethod(KanesMethod):
         Linearizer (it subclasses it): ``linearize(op_point, A_and_B, simplify)``.
         Its blocks are differentiated at the operating point, not symbolically
         first (codegen.linearize)."""
-        from .linearize import GibbsAppellLinearizer
-        return GibbsAppellLinearizer(self, linear_solver)
-
-    def _linearizer_parts(self):
-        """SymPy's linearizer form of the equations on plain symbols (see codegen.linearize):
-        f_0 without its q' (its Jacobian there is the identity), f_1 .. f_a, and the
-        split of q, u into independent and dependent, and the inputs r."""
-        f = self._need_formed()
-        kin, nh = self._kin, self._nh
-        def at(matrix, zero_symbols):
-            """matrix with the symbols zero (DAG-memoized: these expressions share much)."""
-            if not zero_symbols:
-                return matrix
-            memo = dict.fromkeys(zero_symbols, sm.S.Zero)
-            return matrix.applyfunc(lambda e: memo_xreplace(e, memo))
-        G = at(sm.Matrix(kin.qdot), kin.uas)                      # q' = G(q, u, t)
-        # the dynamics as KanesMethod's fr + fr* = T^T (F - M u') = 0 over all speeds,
-        # T = [I; A_rs] with A_rs the placeholders of the compiled path: their
-        # definitions go along (the adjugate solve: no pivot that vanishes at a
-        # special operating point, as the upright bicycle's does for LU)
-        frstar, fr = (at(self._resolved(f[k]), kin.uas) for k in ("frstar", "fr"))
-        items, Ars, _ = self._codegen_items()
-        o = len(kin.us)
-        T = sm.eye(kin.p).col_join(Ars)
-        M, F = f["ga"].M[:o, :o], at(f["ga"].F[:o, :], kin.uas)
-        dependent = set(kin.us[kin.p:])
-        definitions = [(i.symbol, i.expr) for i in items if i.symbol not in dependent]
-        parts = dict(
-            f_0=-at(G, kin.us), f_1=-G,
-            f_2=-T.T * (M * sm.Matrix(kin.uds[:o])), f_3=T.T * F,
-            f_4=sm.zeros(kin.p, 1), definitions=definitions,
-            # the same blocks in KanesMethod's form, for code that inspects them
-            kane_f_2=lambda: at(frstar, kin.us), kane_f_3=lambda: at(frstar, kin.uds) + fr,
-            f_c=self._f_h,
-            f_v=nh.f_nh + nh.k_nh * sm.Matrix(kin.us) if nh else sm.Matrix(),
-            f_a=nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds) if nh else sm.Matrix())
-        n_ind = len(kin.q) - kin.n_q_dependent
-        parts.update(q_i=kin.q[:n_ind, :], q_d=kin.q[n_ind:, :], u_i=kin.u[:kin.p, :],
-                     u_d=kin.u[kin.p:, :])
-        # the inputs: what stays a function of time (or its derivative) on plain symbols
-        found = dag_atoms(list(parts["f_3"]) + [e for _, e in definitions],
-                          (AppliedUndef, sm.Derivative))
-        r = sorted((a for a in found if a.free_symbols == {t}), key=default_sort_key)
-        for i in r:
-            if i.diff(t) in r:
-                raise ValueError('Cannot have derivatives of specified quantities when '
-                                 'linearizing forcing terms.')
-        parts["r"] = r
-        return parts
+        return GibbsAppellLinearizer(self._handoff(), linear_solver)
 
     def linearize(self, *, new_method=None, linear_solver='LU', **kwargs):
         """Linearize about an operating point, as KanesMethod.linearize: returns
@@ -554,123 +433,19 @@ class GibbsAppellMethod(KanesMethod):
     def to_state(self, expr):
         """expr over the compiled model's state [q, u_independent] (and t): q'
         and the dependent speeds replaced. E.g. the kinetic energy, for energy checks."""
-        items = self._codegen_equations()[0]
+        items = self._handoff().reduced()[0]
         return self._kin.to_time(resolve([self._kin.to_plain(expr, "expression")], items)[0])
 
-    # -- for codegen.eom -------------------------------------------------------------
-    def _equations_plain(self):
-        """(q, u_independent, q', M_r, F_r, intermediates) on plain symbols."""
-        items, Mr, Fr = self._codegen_equations()
-        kin = self._kin
-        return kin.qs, kin.us[:kin.p], kin.qdot, Mr, Fr, items
+    # -- the hand-off to code generation ---------------------------------------------
+    def to_equations(self, constants=None, specifieds=None, recursive=None) -> EquationsOfMotion:
+        """The equations as the code generator compiles them (``generate`` calls this):
+        a frozen :class:`codegen.EquationsOfMotion` on plain symbols. State [q,
+        u_independent]; M_r u_i' = F_r with the dependent speeds' solve and the
+        kinematic intermediates kept as named intermediates; the run-time
+        constraints; the bodies' tree for the O(n) solve, if they form one.
 
-    def _constraints_plain(self):
-        """The run-time constraints on plain symbols (or None)."""
-        return None if self._runtime is None else dict(self._runtime)
-
-    def _tree_plain(self, recursive=None):
-        """(tree, note): the bodies as a tree for the O(n) solve (codegen.recursive), or
-        None and why not (the model's description says it). recursive: True or False,
-        always or never; None: for particles, and for rigid bodies when the recursion's
-        program is the smaller (Tree.if_smaller)."""
-        from .recursive import tree_of_bodies
-        f = self._need_formed()
-        for cause, reason in ((self._runtime is not None, "run-time constraints"),
-                              (self._nh is not None, "nonholonomic constraints"),
-                              (bool(self._kin.uas), "auxiliary speeds"),
-                              (recursive is False, "recursive=False")):
-            if cause:
-                return None, reason
-        why = []
-        tree = tree_of_bodies(f['ga'].motions, as_list(self._bodylist, 'bodies'), f['loads'],
-                              why)
-        rigid = any(b for b in f['ga'].terms if b['w'] is not None)
-        if tree is not None and rigid and recursive is None:
-            tree.if_smaller = True
-        return tree, why[0] if why else ""
-
-    # -- the run-time constraints -------------------------------------------------------
-    @property
-    def constraint_matrices(self):
-        """(A, B) with A(q, t) u = B(q, t): the constraints left to run time, or None.
-
-        Rows from configuration constraints first, then velocity constraints;
-        columns over ``u``."""
-        c = self._runtime
-        return None if c is None else (self._kin.to_time(c['A']), self._kin.to_time(c['B']))
-
-    @property
-    def constraint_rate(self):
-        """B' = B_dot - A_dot u, with A u' = B' (or None)."""
-        c = self._runtime
-        return None if c is None else self._kin.to_time(c['Bdot'])
-
-    @property
-    def configuration_residual(self):
-        """f(q, t) of the configuration constraints left to run time (or None)."""
-        c = self._runtime
-        return None if c is None else self._kin.to_time(sm.Matrix(c['f']))
-
-    @property
-    def holonomic_constraint_matrices(self):
-        """(A, B) with A(q, t) q' = B from the configuration constraints, or None."""
-        rows = list(self._f_h) + self._holonomic_rows
-        if not rows:
-            return None
-        f = sm.Matrix(rows)
-        return self._kin.to_time(f.jacobian(self._kin.qs)), self._kin.to_time(-f.diff(t))
-
-    @property
-    def velocity_constraint_matrices(self):
-        """(A, B) with A u = B, over ``u``, of the velocity constraints, or None."""
-        if self._nh is not None:
-            return self._kin.to_time(self._nh.k_nh), self._kin.to_time(-self._nh.f_nh)
-        c = self._runtime
-        if c is None or c['A'].rows == c['nh']:
-            return None
-        return self._kin.to_time(c['A'][c['nh']:, :]), self._kin.to_time(c['B'][c['nh']:, :])
-
-
-def _times(M: sm.Matrix, v: list) -> sm.Matrix:
-    """M v entry by entry (structural zeros skipped)."""
-    return sm.Matrix([sm.Add(*[M[i, j] * v[j] for j in range(M.cols) if M[i, j] != 0])
-                      for i in range(M.rows)])
-
-
-def _check_freedom(c: dict, qs: list):
-    """Refuse run-time constraints that leave no motion, judged on the constraint
-    manifold: the generic probe's coordinates are first carried onto f(q) = 0
-    (Gauss-Newton), since off it A can have full rank where the mechanism moves
-    (Bricard's: 5 rows of rank 4 on the manifold, 5 at a generic point). Where
-    no probe reaches the manifold, the generic point is all there is to judge."""
-    A, f = c['A'], sm.Matrix(c['f'])
-    point = _on_manifold(f, qs) if f.rows else numeric_probe(A)
-    where = "a consistent configuration"
-    if point is None:
-        point, where = numeric_probe(A, f), "a generic configuration (none consistent found)"
-    An = np.array(A.xreplace({k: v for k, v in point.items()}).evalf(), dtype=float)
-    s = np.linalg.svd(An, compute_uv=False)
-    rank = int(np.sum(s > 1e-9 * s.max())) if s.size and s.max() > 0 else 0
-    if rank >= A.cols:
-        raise ValueError(f"the {A.rows} constraints leave zero degrees of freedom for the "
-                         f"{A.cols} speeds (rank {rank} at {where}): the system cannot move")
-
-
-def _on_manifold(f: sm.Matrix, qs: list, tries: int = 3) -> dict | None:
-    """A probe point (numeric_probe's values) with its coordinates moved onto f = 0 to
-    1e-12, or None when Gauss-Newton from `tries` generic starts does not get there."""
-    q = [s for s in qs if s in f.free_symbols]
-    for attempt in range(tries):
-        probe = numeric_probe(f, point=attempt)
-        others = {k: v for k, v in probe.items() if k not in q}
-        fn = sm.lambdify([q], list(f.xreplace(others)), "numpy")
-        Jn = sm.lambdify([q], f.jacobian(q).xreplace(others).tolist(), "numpy")
-        x = np.array([float(probe[s]) for s in q])
-        for _ in range(50):
-            r = np.array(fn(x), dtype=float)
-            if not np.all(np.isfinite(r)):
-                break
-            if np.abs(r).max() < 1e-12:
-                return {**probe, **{s: sm.Float(v) for s, v in zip(q, x)}}
-            x = x - np.linalg.lstsq(np.array(Jn(x), dtype=float), r, rcond=None)[0]
-    return None
+        constants, specifieds: the order of the arrays p and r (default: sorted by
+        name; Baumgarte's constants come last). recursive: look for a tree of
+        bodies: None for particles, and for rigid bodies when its program is the
+        smaller; True always; False never."""
+        return self._handoff().equations(constants, specifieds, recursive)

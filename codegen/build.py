@@ -13,7 +13,7 @@ from .compiler import host_flags
 from .emit import emit
 from .eom import EquationsOfMotion, equations_of
 from .files import prepare_dir
-from .kernel import build_programs
+from .plan import build_programs
 from .names import check_model_name, check_variable_names
 from .options import PORTABLE_FLAGS, Options
 from .progress import Stages
@@ -41,8 +41,6 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
     stages (codegen.progress.Stages) reports forming, CSE and emitting."""
     stages = stages or Stages(False)
     with stages("forming"):
-        if hasattr(eom, "_need_formed"):
-            eom._need_formed()
         eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
     with stages("CSE"):
         programs = build_programs(eq, options.unrolled_limit, options.jacobian,

@@ -22,20 +22,25 @@ Two kinds, as the user gives them to ``GibbsAppellMethod``:
 - **Run-time constraints** (configuration constraints without
   ``q_dependent``, velocity constraints without ``u_dependent``): the rows
   A(q, t) u = B(q, t) and B' for the SVD elimination of the generated code
-  (Singh & Likins), and f(q, t) with its Jacobian for projection.
+  (Singh & Likins), and f(q, t) with its Jacobian for projection. A set
+  that leaves no motion is refused (codegen.freedom).
+
+:func:`prepare` sorts the user's constraints into these kinds.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
-from .kinematics import (Kinematics, as_list, linear_coefficients, linear_solver, memo_xreplace,
-                         numeric_probe)
+from .freedom import check_freedom
+from .kinematics import Kinematics, as_list, linear_coefficients, linear_solver
+from .symbolic import memo_xreplace, probe_matrix
 
 __all__ = ["Intermediate", "define", "DependentSpeeds", "dependent_speeds", "runtime_constraints",
-           "resolve", "project"]
+           "resolve", "project", "kane_form", "Prepared", "prepare", "ConstraintMembers"]
 
 t = dynamicsymbols._t
 
@@ -176,6 +181,36 @@ def project(M: sm.Matrix, F: sm.Matrix, Ars: sm.Matrix, w: sm.Matrix):
     return Mr, Fr
 
 
+def kane_form(kin: Kinematics, nh: DependentSpeeds | None, M, Q, R) -> dict:
+    """KanesMethod's blocks from M, Q, R over all speeds: projected onto the
+    independent speeds with its A_rs (Mk, Qk, Rk), (fr, frstar) with the auxiliary
+    equations last, and those alone (aux_eq, or None)."""
+    o, p = len(kin.us), kin.p
+    udot = list(kin.uds)
+    Mk, Qk, Rk = M[:o, :o], Q[:o, :], R[:o, :]
+    fr, frstar = Qk, -(Rk + _times(Mk, udot))
+    if nh is not None:         # KanesMethod's projection with its A_rs
+        Ars = nh.Ars
+        Mk, Qk, Rk, fr, frstar = (X[:p, :] + Ars.T * X[p:, :]
+                                  for X in (Mk, Qk, Rk, fr, frstar))
+    aux_eq = None
+    if kin.uas:
+        Ma, Qa, Ra = M[o:, :o], Q[o:, :], R[o:, :]
+        if nh is not None:
+            Aa = nh.Ars_aux
+            Ma, Qa, Ra = (X + Aa.T * Y[p:o, :] for X, Y in ((Ma, M[:, :o]), (Qa, Q), (Ra, R)))
+        fr_aux, frstar_aux = Qa, -(Ra + _times(Ma, udot))
+        aux_eq = fr_aux + frstar_aux
+        fr, frstar = fr.col_join(fr_aux), frstar.col_join(frstar_aux)
+    return dict(Mk=Mk, Qk=Qk, Rk=Rk, fr=fr, frstar=frstar, aux_eq=aux_eq)
+
+
+def _times(M: sm.Matrix, v: list) -> sm.Matrix:
+    """M v entry by entry (structural zeros skipped)."""
+    return sm.Matrix([sm.Add(*[M[i, j] * v[j] for j in range(M.cols) if M[i, j] != 0])
+                      for i in range(M.rows)])
+
+
 def dependent_speeds(kin: Kinematics, velocity_constraints, acceleration_constraints,
                      constraint_solver) -> DependentSpeeds | None:
     """The symbolic dependent speeds, or None when the model has none."""
@@ -220,13 +255,11 @@ def dependent_speeds(kin: Kinematics, velocity_constraints, acceleration_constra
 
 def _full_rank(A: sm.Matrix, point: int) -> bool:
     """A (square) is invertible at a generic numeric point."""
-    import numpy as np
-    probe = numeric_probe(A, point=point)
-    try:
-        An = np.array(A.xreplace(probe).evalf(), dtype=float)
-    except TypeError:
+    probed = probe_matrix(A, point)
+    if probed is None:
         return True                   # not numeric at a probe: let the solver decide
-    return np.all(np.isfinite(An)) and np.linalg.matrix_rank(An) == A.rows
+    An, tol = probed
+    return np.linalg.matrix_rank(An, tol=tol) == A.rows
 
 
 def runtime_constraints(kin: Kinematics, configuration: list, velocity: list):
@@ -258,3 +291,87 @@ def runtime_constraints(kin: Kinematics, configuration: list, velocity: list):
     residual = A * us - B
     Bdot = sm.Matrix([-kin.dt(e) for e in residual])
     return dict(A=A, B=B, Bdot=Bdot, f=f, fq=fq, nh=len(f))
+
+
+@dataclass
+class Prepared:
+    """A GibbsAppellMethod's constraints on plain symbols, by kind."""
+    f_h: sm.Matrix                   # configuration constraints of the dependent coordinates
+    nh: DependentSpeeds | None       # the dependent speeds' velocity constraints
+    runtime: dict | None             # left to the run-time elimination (runtime_constraints)
+    holonomic_rows: list             # the configuration constraints among those
+
+
+def prepare(kin: Kinematics, configuration_constraints, velocity_constraints,
+            acceleration_constraints, constraint_solver) -> Prepared:
+    """The constraints as GibbsAppellMethod's arguments give them, checked and sorted:
+    with q_dependent (u_dependent) they are KanesMethod's, kept symbolic; without,
+    they are left to the run-time elimination, which refuses a set that leaves no
+    motion (check_freedom)."""
+    config = as_list(configuration_constraints, 'configuration_constraints')
+    vel = as_list(velocity_constraints, 'velocity_constraints')
+    if kin.n_q_dependent and len(config) != kin.n_q_dependent:
+        raise ValueError(f"There must be an equal number of dependent coordinates and "
+                         f"configuration constraints: {kin.n_q_dependent} dependent "
+                         f"coordinates, {len(config)} configuration constraints")
+    f_h = sm.Matrix([kin.to_plain(e, f"configuration_constraints[{i}]", inputs=False)
+                     for i, e in enumerate(config)]) if kin.n_q_dependent else sm.zeros(0, 1)
+    nh = dependent_speeds(kin, vel if kin.m else [], acceleration_constraints, constraint_solver)
+    run_config = [] if kin.n_q_dependent else \
+        [kin.to_plain(e, f"configuration_constraints[{i}]", inputs=False)
+         for i, e in enumerate(config)]
+    run_vel = [] if kin.m else \
+        [kin.to_plain(e, f"velocity_constraints[{i}]", inputs=False) for i, e in enumerate(vel)]
+    if (run_config or run_vel) and (kin.m or kin.uas):
+        raise ValueError("constraints left to the run-time elimination (without dependent "
+                         "coordinates or speeds) cannot be combined with dependent or "
+                         "auxiliary speeds: give all velocity constraints with u_dependent")
+    runtime = runtime_constraints(kin, run_config, run_vel)
+    if runtime is not None:
+        check_freedom(runtime['A'], runtime['f'], runtime['fq'], kin.qs)
+    return Prepared(f_h=f_h, nh=nh, runtime=runtime, holonomic_rows=run_config)
+
+
+class ConstraintMembers:
+    """GibbsAppellMethod's members for its constraints (beyond KanesMethod's), read
+    from its ``_constraints`` (Prepared) and ``_kin``, as functions of time."""
+
+    @property
+    def constraint_matrices(self):
+        """(A, B) with A(q, t) u = B(q, t): the constraints left to run time, or None.
+
+        Rows from configuration constraints first, then velocity constraints;
+        columns over ``u``."""
+        c = self._constraints.runtime
+        return None if c is None else (self._kin.to_time(c['A']), self._kin.to_time(c['B']))
+
+    @property
+    def constraint_rate(self):
+        """B' = B_dot - A_dot u, with A u' = B' (or None)."""
+        c = self._constraints.runtime
+        return None if c is None else self._kin.to_time(c['Bdot'])
+
+    @property
+    def configuration_residual(self):
+        """f(q, t) of the configuration constraints left to run time (or None)."""
+        c = self._constraints.runtime
+        return None if c is None else self._kin.to_time(sm.Matrix(c['f']))
+
+    @property
+    def holonomic_constraint_matrices(self):
+        """(A, B) with A(q, t) q' = B from the configuration constraints, or None."""
+        rows = list(self._constraints.f_h) + self._constraints.holonomic_rows
+        if not rows:
+            return None
+        f = sm.Matrix(rows)
+        return self._kin.to_time(f.jacobian(self._kin.qs)), self._kin.to_time(-f.diff(t))
+
+    @property
+    def velocity_constraint_matrices(self):
+        """(A, B) with A u = B, over ``u``, of the velocity constraints, or None."""
+        nh, c, to_time = self._constraints.nh, self._constraints.runtime, self._kin.to_time
+        if nh is not None:
+            return to_time(nh.k_nh), to_time(-nh.f_nh)
+        if c is None or c['A'].rows == c['nh']:
+            return None
+        return to_time(c['A'][c['nh']:, :]), to_time(c['B'][c['nh']:, :])

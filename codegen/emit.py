@@ -1,7 +1,7 @@
 """Programs -> C sources: plain data rendered by the Jinja2 templates in templates/.
 
 The emitter knows nothing of frames or bodies: it turns each
-:class:`~codegen.kernel.Program` into a function's data (parameters, input
+:class:`~codegen.program.Program` into a function's data (parameters, input
 reads, statements as C expression strings, sin/cos pairs) and lets
 ``model.c.j2`` / ``model.h.j2`` write the C, with StrictUndefined (a name
 the template uses and the data lacks is an error, never an empty string).
@@ -25,7 +25,7 @@ from . import __version__
 from .abi import (CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES, RUNTIME,
                   RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
-from .kernel import Program
+from .program import Program
 
 __all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
            "runtime_sources", "cython_contract"]
@@ -268,7 +268,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
 
 def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
          fused: bool) -> Sources:
-    """<name>.c and <name>.h from the programs of kernel.build_programs; rank_rtol and
+    """<name>.c and <name>.h from the programs of plan.build_programs; rank_rtol and
     fused as in codegen.options.Options (fused: the runtime compiled into the model's
     file, see templates/runtime/cg_fused.c)."""
     c = eom.constraints

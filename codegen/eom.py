@@ -1,4 +1,4 @@
-"""The formulation's output in neutral form: what the kernel compiles.
+"""The formulation's output in neutral form: what the code generator compiles.
 
 :class:`EquationsOfMotion` holds M u' = F and q' = f(q, u) on plain symbols,
 with the names and order of every array the generated code uses:
@@ -12,9 +12,10 @@ A model with run-time constraints carries them as :class:`Constraints`; its
 constants then include ``baumgarte_alpha`` (and ``baumgarte_beta`` if any
 constraint is holonomic), the stabilization parameters (0 switches it off).
 
-It is built from a :class:`~codegen.GibbsAppellMethod` (directly from its
-plain-symbol results) or from anything with KanesMethod's interface
-(``q``, ``u``, ``mass_matrix``, ``forcing``, ``kindiffdict()``).
+It is built by :meth:`codegen.GibbsAppellMethod.to_equations` (from its
+plain-symbol results) or, by :func:`equations_of`, from anything with
+KanesMethod's interface (``q``, ``u``, ``mass_matrix``, ``forcing``,
+``kindiffdict()``); :func:`assemble` checks and names the parts of both.
 """
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
 from .formulation import pythagoras
-from .kinematics import memo_xreplace, numeric_probe
+from .symbolic import memo_xreplace, vanishes
 
-__all__ = ["EquationsOfMotion", "Constraints", "equations_of", "BAUMGARTE_ALPHA", "BAUMGARTE_BETA",
-           "DEFAULTS"]
+__all__ = ["EquationsOfMotion", "Constraints", "equations_of", "assemble", "variable_name",
+           "BAUMGARTE_ALPHA", "BAUMGARTE_BETA", "DEFAULTS"]
 
 t = dynamicsymbols._t
 
@@ -103,10 +104,10 @@ class EquationsOfMotion:
         return len(self.u)
 
 
-def _name(obj) -> str:
+def variable_name(obj) -> str:
     """The plain name of a symbol, a function of time or its derivative."""
     if isinstance(obj, sm.Derivative):
-        return _name(obj.expr) + "_" + "d" * obj.derivative_count
+        return variable_name(obj.expr) + "_" + "d" * obj.derivative_count
     if isinstance(obj, AppliedUndef):
         return str(obj.func)
     return str(obj)
@@ -119,11 +120,8 @@ def _is_symmetric(M: sm.Matrix) -> bool:
     pairs = [(M[i, j], M[j, i]) for i in range(M.rows) for j in range(i) if M[i, j] != M[j, i]]
     if not pairs:
         return True
-    probe = numeric_probe(*[a - b for a, b in pairs])
-    for a, b in pairs:
-        d = (a - b).xreplace(probe).evalf()
-        if d.is_number and abs(d) > 1e-9:
-            return False
+    if not vanishes([a - b for a, b in pairs], relative=True):
+        return False
     return all(sm.expand(a - b) == 0 for a, b in pairs)
 
 
@@ -160,8 +158,13 @@ def _refuse_duplicates(items, what):
                          f"of the array must be a different symbol")
 
 
-def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-            constraints=None, intermediates=(), tree=None, tree_note=""):
+def assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
+             constraints=None, intermediates=(), tree=None, tree_note="") -> EquationsOfMotion:
+    """The neutral equations from their parts on plain symbols: the arrays p and r
+    ordered (constants, specifieds: the user's order, checked, or the default) and
+    Baumgarte's terms added to the run-time constraints. names: of the states."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"state names are not unique: {names}")
     exprs = list(qdot) + list(M) + list(F) + [item.expr for item in intermediates]
     if constraints is not None:
         constraints = _stabilized(constraints, u)
@@ -171,13 +174,13 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     for e in exprs:
         _inputs_in(e, states, found)
     if specifieds is None:
-        specifieds = sorted(found, key=_name)
+        specifieds = sorted(found, key=variable_name)
     else:
         if not isinstance(specifieds, (list, tuple, sm.MatrixBase)):
             raise TypeError(f"specifieds must be a list of functions of time, got {specifieds!r}")
         specifieds = list(specifieds)
         _refuse_duplicates(specifieds, "specifieds")
-        missing = sorted(found - set(specifieds), key=_name)
+        missing = sorted(found - set(specifieds), key=variable_name)
         if missing:
             raise ValueError(f"the equations contain {', '.join(map(str, missing))}, which "
                              f"is not in specifieds {specifieds}")
@@ -212,7 +215,7 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         q=list(q), u=list(u), qdot=list(qdot), M=M, F=F, symmetric=symmetric,
         constants=constants, specifieds=specifieds,
         state_names=names, constant_names=[str(c) for c in constants],
-        specified_names=[_name(s) for s in specifieds], origin=origin,
+        specified_names=[variable_name(s) for s in specifieds], origin=origin,
         constraints=constraints, intermediates=list(intermediates), tree=tree,
         tree_note=tree_note)
 
@@ -220,55 +223,43 @@ def _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
 def equations_of(method, constants=None, specifieds=None, recursive=None) -> EquationsOfMotion:
     """The neutral equations of a formed GibbsAppellMethod or KanesMethod-like object.
 
-    recursive (codegen.Options): whether to look for a tree of bodies (None: of
-    particles, True: of rigid bodies too, False: not at all)."""
-    constraints = None
-    intermediates = []
-    tree, tree_note = None, "a KanesMethod-like object (no bodies to see)"
-    if hasattr(method, "_equations_plain"):
-        q, u, qdot, M, F, intermediates = method._equations_plain()
-        tree, tree_note = method._tree_plain(recursive)
-        raw = method._constraints_plain()
-        if raw is not None:
-            constraints = Constraints(**raw)
-        symmetric = True
-        origin = "codegen.GibbsAppellMethod (Gibbs-Appell equation, Greenwood 4.292-4.297)"
-        qnames = [_name(s) for s in method.q]
-        unames = [_name(s) for s in method.u_independent]
-    else:
-        try:
-            qt, ut = list(method.q), list(method.u)
-            Mt, Ft = method.mass_matrix, method.forcing
-            kd = method.kindiffdict()
-        except (AttributeError, ValueError) as exc:
-            raise TypeError(f"{method!r} does not look like a formed KanesMethod or "
-                            f"GibbsAppellMethod: {exc}") from exc
-        q = [sm.Dummy(_name(s)) for s in qt]      # Dummy: no clash with a constant's name
-        u = [sm.Dummy(_name(s)) for s in ut]
-        memo = {}
-        for s, plain in zip(qt + ut, q + u):
-            memo[s] = plain
-        try:
-            qdot_t = [kd[s.diff(t)] for s in qt]
-        except KeyError as exc:
-            raise ValueError(f"kindiffdict() has no entry for {exc.args[0]}") from exc
-        conv = lambda e: memo_xreplace(sm.sympify(e), memo)
-        qdot = [conv(e) for e in qdot_t]
-        M = Mt.applyfunc(conv)
-        F = Ft.applyfunc(conv)
-        known = set(qt + ut)
-        for e in qdot + list(F) + list(M):
-            leftover = [d for d in e.atoms(sm.Derivative) if d.expr in known]
-            if leftover:
-                raise ValueError(f"the equations still contain {leftover[0]}")
-        symmetric = _is_symmetric(M)
-        memo = {}             # the Gibbs-Appell formulation sums sin**2 + cos**2 itself
-        M = M.applyfunc(lambda e: pythagoras(e, memo))
-        F = F.applyfunc(lambda e: pythagoras(e, memo))
-        origin = f"{type(method).__name__}"
-        qnames, unames = [_name(s) for s in qt], [_name(s) for s in ut]
-    names = qnames + unames
-    if len(set(names)) != len(names):
-        raise ValueError(f"state names are not unique: {names}")
-    return _finish(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-                   constraints, intermediates, tree, tree_note)
+    A GibbsAppellMethod hands them over itself (``to_equations``); anything else
+    is read through KanesMethod's interface. recursive (codegen.Options): whether
+    to look for a tree of bodies (None: of particles, True: of rigid bodies too,
+    False: not at all)."""
+    to_equations = getattr(method, "to_equations", None)
+    if callable(to_equations):
+        return to_equations(constants=constants, specifieds=specifieds, recursive=recursive)
+    try:
+        qt, ut = list(method.q), list(method.u)
+        Mt, Ft = method.mass_matrix, method.forcing
+        kd = method.kindiffdict()
+    except (AttributeError, ValueError) as exc:
+        raise TypeError(f"{method!r} does not look like a formed KanesMethod or "
+                        f"GibbsAppellMethod: {exc}") from exc
+    q = [sm.Dummy(variable_name(s)) for s in qt]      # Dummy: no clash with a constant's name
+    u = [sm.Dummy(variable_name(s)) for s in ut]
+    memo = {}
+    for s, plain in zip(qt + ut, q + u):
+        memo[s] = plain
+    try:
+        qdot_t = [kd[s.diff(t)] for s in qt]
+    except KeyError as exc:
+        raise ValueError(f"kindiffdict() has no entry for {exc.args[0]}") from exc
+    conv = lambda e: memo_xreplace(sm.sympify(e), memo)
+    qdot = [conv(e) for e in qdot_t]
+    M = Mt.applyfunc(conv)
+    F = Ft.applyfunc(conv)
+    known = set(qt + ut)
+    for e in qdot + list(F) + list(M):
+        leftover = [d for d in e.atoms(sm.Derivative) if d.expr in known]
+        if leftover:
+            raise ValueError(f"the equations still contain {leftover[0]}")
+    symmetric = _is_symmetric(M)
+    memo = {}             # the Gibbs-Appell formulation sums sin**2 + cos**2 itself
+    M = M.applyfunc(lambda e: pythagoras(e, memo))
+    F = F.applyfunc(lambda e: pythagoras(e, memo))
+    names = [variable_name(s) for s in qt + ut]
+    return assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names,
+                    f"{type(method).__name__}", None, [], None,
+                    "a KanesMethod-like object (no bodies to see)")

@@ -22,7 +22,8 @@ Here j runs over every speed the velocities are written in: independent,
 dependent and auxiliary (codegen.constraints projects onto the independent
 ones). Auxiliary speeds are set to zero after their partial velocities are
 taken. Differentiating an expanded S twice gives the same M and F but costs
-more than the whole Kane derivation, so S is built only when asked for.
+more than the whole Kane derivation, so S is built only when asked for
+(GibbsAppellMethod.gibbs_appell_function, by codegen.public).
 
 Every vector is taken in components in one frame per body (the frame of
 its inertia dyadic, else its own frame; for a particle the frame its
@@ -37,78 +38,26 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
-from .kinematics import Kinematics, generic_values, numeric_probe
+from .kinematics import Kinematics
+from .motions import Motions, frames_of, is_rigid, simplest_frame
+from .program import operation_count
+from .relative import NotRelative, RelativeMotions
 from .symbolic import vanishes
+from .vec3 import add, cross, dot, matvec
 
-__all__ = ["GibbsAppell", "form", "is_rigid", "check_bodies", "check_loads", "components",
+__all__ = ["GibbsAppell", "form", "check_bodies", "check_loads", "generalized_forces",
            "pythagoras", "varying_inertia_loads"]
 
 
-def _dot(a, b):
-    return sm.Add(*[sm.Mul(x, y) for x, y in zip(a, b) if x != 0 and y != 0])
-
-
-def _cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0]]
-
-
-def _matvec(I, v):
-    return [_dot(I[i], v) for i in range(3)]
-
-
-def _add(a, b):
-    return [x + y for x, y in zip(a, b)]
-
-
-def components(vec: Vector, X: ReferenceFrame) -> list:
-    """vec in components of X: each frame's part rotated by the cached DCM.
-
-    Vector.to_matrix does a dot product per unit vector and costs ten times
-    more on the many-frame velocities of a chain.
-    """
-    parts = [[], [], []]
-    for comps, frame in vec.args:
-        if frame == X:
-            rows = list(comps)
-        else:
-            C = X.dcm(frame)
-            rows = [_dot(C.row(i), comps) for i in range(3)]
-        for i in range(3):
-            parts[i].append(rows[i])
-    return [sm.Add(*p) for p in parts]
-
-
-def _frames_of(vec) -> list:
-    """The frames a Vector or Dyadic is written in, in order of appearance."""
-    if isinstance(vec, Vector):
-        frames = [f for _, f in vec.args]
-    else:   # Dyadic: args are (coefficient, unit vector, unit vector)
-        frames = [f for _, v1, v2 in vec.args for f in (v1.args[0][1], v2.args[0][1])]
-    return list(dict.fromkeys(frames))
-
-
-def is_rigid(body) -> bool:
-    """A RigidBody, or a deprecated ``Body`` that was given an inertia.
-
-    ``sympy.physics.mechanics.Body`` subclasses both RigidBody and Particle;
-    its ``is_rigidbody`` says which it is.
-    """
-    flag = getattr(body, "is_rigidbody", None)
-    return bool(flag) if flag is not None else isinstance(body, RigidBody)
-
-
 def check_bodies(bodies) -> list:
+    """The bodies, each a Particle or a RigidBody with a symmetric inertia dyadic."""
     for b in bodies:
         if not isinstance(b, (Particle, RigidBody)):
             raise TypeError(f"body {b!r} is neither a Particle nor a RigidBody")
         if is_rigid(b):
             Imat = b.central_inertia.to_matrix(body_frame(b, None))
             diff = [Imat[i, j] - Imat[j, i] for i in range(3) for j in range(i)]
-            probe = numeric_probe(*diff)
-            if any(abs(sm.sympify(d).xreplace(probe).evalf()) > 1e-9 for d in diff) \
-                    and sm.simplify(Imat - Imat.T) != sm.zeros(3, 3):
+            if not vanishes(diff, relative=True) and sm.simplify(Imat - Imat.T) != sm.zeros(3, 3):
                 raise ValueError(f"inertia dyadic of {b} is not symmetric: {Imat}")
     return list(bodies)
 
@@ -152,132 +101,6 @@ def varying_inertia_loads(bodies, N: ReferenceFrame) -> list:
     return out
 
 
-@dataclass
-class Motion:
-    """A vector quantity of a body in components of one frame, plain symbols."""
-    value: list          # 3 components, in q, u, t (auxiliary speeds zero)
-    partials: list       # per speed of Kinematics.speeds: 3 components (d value / d u_j)
-    rate0: list          # d/dt of the vector in N at u' = 0, in the same frame
-    frame: ReferenceFrame
-
-
-class Motions:
-    """Velocities, angular velocities and their partials, each computed once."""
-
-    def __init__(self, kin: Kinematics, N: ReferenceFrame):
-        self.kin, self.N = kin, N
-        self._frame_rate = {}    # frame X -> omega of X in N, components in X
-        self._motions = {}       # (point or frame, X) -> Motion
-        self._aux0 = dict.fromkeys(kin.uas, 0)
-        self.items = []          # intermediates the motions are written over (none here)
-
-    def point(self, P: Point, X: ReferenceFrame | None = None) -> Motion:
-        """Velocity of P in N, in components of X.
-
-        Without X, the frame of an earlier call for P (a load on a body's
-        point reuses the body's components), else the Newtonian frame.
-        """
-        X = X or self._known_frame(P) or self.N
-        key = (P, X)
-        if key not in self._motions:
-            self._motions[key] = self.motion(P.vel(self.N), X, f"the velocity of {P}",
-                                             P._acc_dict.get(self.N))
-        return self._motions[key]
-
-    def _known_frame(self, obj):
-        return next((x for (o, x) in self._motions if o is obj), None)
-
-    def frame(self, R: ReferenceFrame, X: ReferenceFrame | None = None) -> Motion:
-        """Angular velocity of R in N, in components of X."""
-        X = X or self._known_frame(R) or R
-        key = (R, X)
-        if key not in self._motions:
-            self._motions[key] = self.motion(R.ang_vel_in(self.N), X,
-                                             f"the angular velocity of {R}",
-                                             R._ang_acc_dict.get(self.N))
-        return self._motions[key]
-
-    def motion(self, vec: Vector, X: ReferenceFrame, what: str, stored=None) -> Motion:
-        """vec (a velocity or angular velocity in N) in components of X, its partials
-        and its rate at u' = 0, read as KanesMethod reads them: the rate is the stored
-        acceleration where the user set one (stored), else SymPy's ``vec.dt(N)``."""
-        kin = self.kin
-        value = [kin.to_plain(c, what, inputs=False) for c in components(vec, X)]
-        partials = [list(col) for col in zip(*[kin.jacobian_u(c) for c in value])]
-        if self._aux0:
-            value = [c.xreplace(self._aux0) for c in value]
-        rate0 = self.rate(vec, X, what) if stored is None else \
-            self.stored_rate(stored, X, what)
-        return Motion(value, partials, rate0, X)
-
-    def rate(self, vec: Vector, X: ReferenceFrame, what: str) -> list:
-        """SymPy's vec.dt(N) at u' = 0, in components of X: each frame's part
-        differentiated in that frame, plus the frame's *stored* angular velocity
-        crossed with it (sympy.physics.vector's time_derivative). The angular
-        velocity set with set_ang_vel is the model even where it is not the rate of
-        the frame's orientation, so the rotation matrices are never differentiated."""
-        kin, out = self.kin, [sm.S.Zero] * 3
-        for comps, F in vec.args:
-            c = [kin.to_plain(e, what, inputs=False) for e in comps]
-            if self._aux0:
-                c = [e.xreplace(self._aux0) for e in c]
-            d = [kin.dt(e) for e in c]
-            if F != self.N:
-                d = _add(d, _cross(self.omega_of(F), c))
-            out = _add(out, d if F == X else _matvec(self.rotation(X, F).tolist(), d))
-        return out
-
-    def stored_rate(self, acc: Vector, X: ReferenceFrame, what: str) -> list:
-        """A stored acceleration (set_acc, a2pt_theory, set_ang_acc) at u' = 0 in
-        components of X. KanesMethod uses it so: its u' terms are dropped, and the
-        mass matrix comes from the partial velocities, as here."""
-        kin, t = self.kin, dynamicsymbols._t
-        zero = {u.diff(t): sm.S.Zero for u in list(kin.u) + list(kin.u_aux)}
-        comps = [sm.sympify(c).xreplace(zero) for c in components(acc, X)]
-        second = {d for c in comps for d in c.atoms(sm.Derivative) if d.derivative_count == 2}
-        if second:        # q'' at u' = 0, as KanesMethod's q_ddot_u_map
-            rates = {qk.diff(t, 2): kin.to_time(kin.dt(e)) for qk, e in zip(kin.q, kin.qdot)}
-            comps = [c.xreplace(rates) for c in comps]
-        comps = [kin.to_plain(c, what) for c in comps]
-        return [e.xreplace(self._aux0) for e in comps] if self._aux0 else comps
-
-    def velocity_value(self, obj, X: ReferenceFrame) -> list:
-        """The velocity of a point (angular velocity of a frame) in N, in components
-        of X, without partials or rates: for checks."""
-        vec = obj.vel(self.N) if isinstance(obj, Point) else obj.ang_vel_in(self.N)
-        return [self.kin.to_plain(c, f"the velocity of {obj}", inputs=False).xreplace(self._aux0)
-                for c in components(vec, X)]
-
-    def components(self, vec: Vector, X: ReferenceFrame) -> list:
-        return [self.kin.to_plain(c, "a vector") for c in components(vec, X)]
-
-    def rotation(self, X: ReferenceFrame, Y: ReferenceFrame) -> sm.Matrix:
-        """The matrix taking components in Y to components in X."""
-        return sm.Matrix(3, 3, [self.kin.to_plain(c, f"the orientation of {X}")
-                                for c in X.dcm(Y)])
-
-    def numeric(self, exprs, point: int) -> list:
-        """exprs at generic point 0 or 1 (there are no intermediates to evaluate first)."""
-        return generic_values(exprs, point)
-
-    def load_frame(self, where, vec) -> ReferenceFrame:
-        """The frame a load's motion and vector are taken in: the body's, for a load on
-        a body's point or frame, else the one the load's frames rotate into most simply."""
-        known = self._known_frame(where)
-        if known is not None:
-            return known
-        motion = where.vel(self.N) if isinstance(where, Point) else where.ang_vel_in(self.N)
-        return simplest_frame([motion, vec], self.N)
-
-    def omega_of(self, X: ReferenceFrame) -> list:
-        if X not in self._frame_rate:
-            w = X.ang_vel_in(self.N)
-            self._frame_rate[X] = [self.kin.to_plain(c, f"the angular velocity of {X}",
-                                                     inputs=False).xreplace(self._aux0)
-                                   for c in components(w, X)]
-        return self._frame_rate[X]
-
-
 def body_frame(body, N):
     """The frame a body's vectors are taken in (see the module docstring).
 
@@ -286,27 +109,9 @@ def body_frame(body, N):
     N for a joint's child, N when every link is oriented from N), so that
     the products of partial velocities stay short."""
     if is_rigid(body):
-        frames = _frames_of(body.inertia[0])
+        frames = frames_of(body.inertia[0])
         return frames[0] if len(frames) == 1 else body.frame
     return simplest_frame([body.masscenter.vel(N)], N)
-
-
-def _rotations(X: ReferenceFrame, F: ReferenceFrame) -> int:
-    """How many orientations a DCM from F to X multiplies (the path in the frame tree)."""
-    try:
-        return len(X._dict_list(F, 0)) - 1
-    except (AttributeError, ValueError):       # no path (yet), or another SymPy
-        return 10**6
-
-
-def simplest_frame(vectors, N):
-    """Of the frames the vectors are written in, and N, the one the others
-    rotate into with the fewest orientations."""
-    frames = list(dict.fromkeys(f for v in vectors for f in _frames_of(v)))
-    if len(frames) == 1:
-        return frames[0]
-    candidates = frames + ([N] if N not in frames else [])
-    return min(candidates, key=lambda X: sum(_rotations(X, F) for F in frames if F != X))
 
 
 @dataclass
@@ -316,7 +121,7 @@ class GibbsAppell:
     F: sm.Matrix            # Q - R
     Q: sm.Matrix            # generalized active forces
     R: sm.Matrix            # dS/du' at u' = 0 (Kane's generalized inertia forces, negated, at u' = 0)
-    terms: list             # per body: its kinematic data (for S)
+    terms: list             # per body: its kinematic data
     motions: Motions        # the velocities, for the tree of codegen.recursive
     intermediates: list     # codegen.constraints.Intermediate the above are written over
 
@@ -347,7 +152,7 @@ def _offset(fm: Motions, body, ref: Point, X: ReferenceFrame):
         return rho
     vO, vC = fm.velocity_value(ref, X), fm.velocity_value(C, X)
     w = fm.velocity_value(body.frame, X)
-    return rho if vanishes([a - b for a, b in zip(_add(vO, _cross(w, rho)), vC)],
+    return rho if vanishes([a - b for a, b in zip(add(vO, cross(w, rho)), vC)],
                            fm.numeric) else None
 
 
@@ -385,7 +190,6 @@ def _tidy(e, memo):
     summed (they come from rotating components; Kane's dot products of unit
     vectors avoid them): the mass matrix in the short form users compare with.
     Longer products are left as they are (expanding them costs more than it saves)."""
-    from .kernel import operation_count
     if operation_count([e]) <= _EXPAND_LIMIT:
         e = e.expand(power_exp=False, power_base=False, log=False)
     return pythagoras(e, memo)
@@ -408,25 +212,25 @@ def _accumulate(b, mm, res, memo):
     if w is not None:
         B = w.partials
         nzw = [j for j in range(p) if any(c != 0 for c in B[j])]
-        IB = {j: _matvec(I, B[j]) for j in nzw}
-        wIw = _cross(w.value, _matvec(I, w.value))
-        h = _add(_matvec(I, w.rate0), wIw)          # I alpha0 + w x I w
+        IB = {j: matvec(I, B[j]) for j in nzw}
+        wIw = cross(w.value, matvec(I, w.value))
+        h = add(matvec(I, w.rate0), wIw)          # I alpha0 + w x I w
         if rho is not None:
-            Bxr = {j: _cross(B[j], rho) for j in nzw}
-            rho_dd0 = _add(_cross(w.rate0, rho), _cross(w.value, _cross(w.value, rho)))
-            h = _add(h, [m * c for c in _cross(rho, a0)])
+            Bxr = {j: cross(B[j], rho) for j in nzw}
+            rho_dd0 = add(cross(w.rate0, rho), cross(w.value, cross(w.value, rho)))
+            h = add(h, [m * c for c in cross(rho, a0)])
     nz = sorted(set(nzv) | (set(nzw) if w is not None else set()))
-    acc = a0 if w is None or rho is None else _add(a0, rho_dd0)
+    acc = a0 if w is None or rho is None else add(a0, rho_dd0)
     macc = [m * c for c in acc]
     for ij, j in enumerate(nz):
         for k in nz[ij:]:
             cell = mm[j][k]
             if j in nzv and k in nzv:
-                cell.setdefault(_tidy(_dot(G[j], G[k]), memo), []).append(m)
+                cell.setdefault(_tidy(dot(G[j], G[k]), memo), []).append(m)
             if w is not None and j in IB and k in IB:
-                cell.setdefault(_tidy(_dot(B[j], IB[k]), memo), []).append(sm.S.One)
+                cell.setdefault(_tidy(dot(B[j], IB[k]), memo), []).append(sm.S.One)
                 if rho is not None:
-                    cell.setdefault(_tidy(_dot(G[j], Bxr[k]) + _dot(G[k], Bxr[j]), memo),
+                    cell.setdefault(_tidy(dot(G[j], Bxr[k]) + dot(G[k], Bxr[j]), memo),
                                     []).append(m)
         if j in nzv:
             res[j].setdefault(tuple(G[j]), []).append(macc)
@@ -439,11 +243,11 @@ def _collected_scalar(cell: dict):
 
 
 def _collected_vector(cell: dict):
-    return sm.Add(*[_dot(key, [sm.Add(*c) for c in zip(*vectors)])
+    return sm.Add(*[dot(key, [sm.Add(*c) for c in zip(*vectors)])
                     for key, vectors in cell.items()])
 
 
-def _generalized_forces(fm: Motions, loads, nspeeds):
+def generalized_forces(fm: Motions, loads, nspeeds):
     """Q_j = sum over loads of force . partial velocity (torque . partial omega).
 
     Collected by partial velocity like the inertia terms: loads on points
@@ -454,9 +258,7 @@ def _generalized_forces(fm: Motions, loads, nspeeds):
     for where, vec in loads:
         X = fm.load_frame(where, vec)
         mo = fm.point(where, X) if isinstance(where, Point) else fm.frame(where, X)
-        comps = fm.components(vec, mo.frame)
-        if fm._aux0:
-            comps = [c.xreplace(fm._aux0) for c in comps]
+        comps = fm.without_auxiliary(fm.components(vec, mo.frame))
         for j in range(nspeeds):
             if any(c != 0 for c in mo.partials[j]):
                 Q[j].setdefault(tuple(mo.partials[j]), []).append(comps)
@@ -519,7 +321,6 @@ def form(kin: Kinematics, N: ReferenceFrame, bodies, loads, relative: bool = Fal
     intermediates (codegen.relative), falling back to SymPy's expanded
     velocities when the model's are not those of its positions."""
     if relative:
-        from .relative import NotRelative, RelativeMotions
         try:
             return _form(RelativeMotions(kin, N), bodies, loads)
         except NotRelative:
@@ -537,7 +338,7 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
         b = _body_terms(fm, body)
         terms.append(b)
         _accumulate(b, mm, res, memo)
-    Q = _generalized_forces(fm, loads, n)
+    Q = generalized_forces(fm, loads, n)
     upper = {(j, k): _collected_scalar(mm[j][k]) for j in range(n) for k in range(j, n)}
     upper = {key: pythagoras(e, memo) for key, e in upper.items()}
     M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
@@ -545,24 +346,3 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
     F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
     return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm,
                        intermediates=list(fm.items))
-
-
-def gibbs_appell_function(kin: Kinematics, terms: list):
-    """S on plain symbols, summed over bodies (4.292), u'-free terms kept.
-
-    u' are ``kin.uds`` (the speeds of ``kin.us``; auxiliary speeds have none)."""
-    ud = list(kin.uds) + [sm.S.Zero] * len(kin.uas)
-    parts = []
-    for b in terms:
-        m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
-        acc = _add(v.rate0, [_dot(col, ud) for col in zip(*v.partials)])
-        parts.append(m * _dot(acc, acc) / 2)
-        if w is not None:
-            alpha = _add(w.rate0, [_dot(col, ud) for col in zip(*w.partials)])
-            Ia = _matvec(I, alpha)
-            parts.append(_dot(alpha, Ia) / 2)
-            parts.append(_dot(_cross(w.value, _matvec(I, w.value)), alpha))
-            if rho is not None:
-                rdd = _add(_cross(alpha, rho), _cross(w.value, _cross(w.value, rho)))
-                parts.append(m * _dot(acc, rdd))
-    return sm.Add(*parts)

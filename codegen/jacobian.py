@@ -27,7 +27,7 @@ import sympy as sm
 
 from .constraints import Intermediate, define
 from .forward import forward
-from .kernel import Program, make_program
+from .program import Program, make_program
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 

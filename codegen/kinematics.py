@@ -20,12 +20,16 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
-__all__ = ["Kinematics", "as_list", "memo_xreplace", "numeric_probe", "generic_values", "linear_solver",
-           "linear_coefficients"]
+from .forward import forward
+from .program import operation_count
+from .symbolic import dag_atoms, memo_xreplace, probe_matrix
+
+__all__ = ["Kinematics", "as_list", "linear_solver", "linear_coefficients"]
 
 t = dynamicsymbols._t
 
@@ -80,44 +84,18 @@ def linear_coefficients(exprs: Sequence, syms: Sequence, what: str, labels: Sequ
     return A, b
 
 
-def numeric_probe(*exprs, point: int = 0) -> dict:
-    """Deterministic, generic numbers for every symbol and function of time in exprs.
-
-    For checks that hold or fail for almost all values (singular, symmetric,
-    rank): a probe rules out quickly what an exact check would grind through.
-    point: which of several such points (0, 1, ...), for a check at more than one.
-    """
-    atoms = set()
-    for e in exprs:
-        atoms |= e.free_symbols | set(e.atoms(AppliedUndef))
-    return {s: sm.Float(0.3 + 0.0713 * k + 0.113 * point)
-            for k, s in enumerate(sorted(atoms, key=str))}
-
-
-def generic_values(exprs, point: int = 0) -> list:
-    """exprs at numeric_probe's generic point (SymPy numbers)."""
-    vals = numeric_probe(*exprs, point=point)
-    return [e.xreplace(vals).evalf() for e in exprs]
-
-
 def _singular_columns(K: sm.Matrix) -> list:
     """Columns of K that a numeric probe at two generic points finds dependent
     (structurally zero columns first), [] if K is invertible there."""
-    import numpy as np
     zero = [j for j in range(K.cols) if all(K[i, j] == 0 for i in range(K.rows))]
     if zero:
         return zero
     for point in range(2):
-        probe = numeric_probe(K, point=point)
-        try:
-            Kn = np.array(K.xreplace(probe).evalf(), dtype=float)
-            # the size of the terms, not of their sum: sin**2 + cos**2 - 1 is zero
-            scale = max(abs(float(a.xreplace(probe).evalf())) for e in K
-                        for a in sm.Add.make_args(e))
-        except TypeError:
-            return []
-        tol = 1e-10 * max(scale, 1e-300) * K.rows
-        if not np.all(np.isfinite(Kn)) or np.linalg.matrix_rank(Kn, tol=tol) == K.rows:
+        probed = probe_matrix(K, point)
+        if probed is None:
+            return []                 # not numeric at a probe: let the solver decide
+        Kn, tol = probed
+        if np.linalg.matrix_rank(Kn, tol=tol) == K.rows:
             return []
     # the last column whose removal keeps the rank names the culprit
     rank = np.linalg.matrix_rank(Kn, tol=tol)
@@ -166,7 +144,6 @@ _TIDY_LIMIT = 400
 
 
 def _size(matrix) -> int:
-    from .kernel import operation_count
     return operation_count(list(matrix))
 
 
@@ -400,7 +377,6 @@ class Kinematics:
         every distinct subexpression is differentiated once, for all of exprs, and the
         results share subexpressions instead of writing them out. For large expressions
         that are differentiated once (the velocity constraints' rate, f_dnh)."""
-        from .forward import forward
         seeds = {qk: {0: self.qdot[k]} for qk, k in self._q_index.items()}
         seeds[t] = {0: sm.S.One}
         return [g.get(0, sm.S.Zero) for _, g in forward(list(exprs), seeds, {}, {})]
@@ -425,34 +401,3 @@ class Kinematics:
 def _undifferentiated_functions(expr) -> set:
     """The functions of time in expr outside of derivatives (s(t) counts, s'(t) does not)."""
     return dag_atoms([expr], AppliedUndef, skip=sm.Derivative)
-
-
-def dag_atoms(exprs, kinds, skip=()) -> set:
-    """The subexpressions of exprs that are instances of kinds, each shared node
-    visited once (``atoms`` walks a shared subexpression once per occurrence);
-    nodes of the types in skip are neither taken nor entered."""
-    seen, found = set(), set()
-    stack = [sm.sympify(e) for e in exprs]
-    while stack:
-        e = stack.pop()
-        if e in seen or isinstance(e, skip):
-            continue
-        seen.add(e)
-        if isinstance(e, kinds):
-            found.add(e)
-        stack.extend(a for a in e.args if a not in seen)
-    return found
-
-
-def memo_xreplace(expr, memo):
-    """xreplace that remembers every node it rebuilt, across calls sharing memo."""
-    hit = memo.get(expr)
-    if hit is not None:
-        return hit
-    if not expr.args or expr.is_Atom:
-        out = expr
-    else:
-        args = [memo_xreplace(a, memo) for a in expr.args]
-        out = expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
-    memo[expr] = out
-    return out

@@ -35,15 +35,68 @@ does not.
 from __future__ import annotations
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
+from sympy.core.sorting import default_sort_key
 from sympy.physics.mechanics.linearize import Linearizer
 from sympy.physics.vector import dynamicsymbols
 
 from .forward import forward
-from .kinematics import numeric_probe
+from .handoff import Formed
+from .symbolic import dag_atoms, memo_xreplace, numeric_probe
 
 t = dynamicsymbols._t
 
-__all__ = ["GibbsAppellLinearizer", "probed_lu_solve"]
+__all__ = ["GibbsAppellLinearizer", "linearizer_parts", "probed_lu_solve"]
+
+
+def _at_zero(matrix, zero_symbols):
+    """matrix with the symbols zero (DAG-memoized: these expressions share much)."""
+    if not zero_symbols:
+        return matrix
+    memo = dict.fromkeys(zero_symbols, sm.S.Zero)
+    return matrix.applyfunc(lambda e: memo_xreplace(e, memo))
+
+
+def linearizer_parts(formed: Formed) -> dict:
+    """SymPy's linearizer form of the equations on plain symbols: f_0 without its q'
+    (its Jacobian there is the identity), f_1 .. f_a, the split of q, u into
+    independent and dependent, and the inputs r."""
+    kin, nh = formed.kin, formed.constraints.nh
+    G = _at_zero(sm.Matrix(kin.qdot), kin.uas)                 # q' = G(q, u, t)
+    # the dynamics as KanesMethod's fr + fr* = T^T (F - M u') = 0 over all speeds,
+    # T = [I; A_rs] with A_rs the placeholders of the compiled path: their
+    # definitions go along (the adjugate solve: no pivot that vanishes at a
+    # special operating point, as the upright bicycle's does for LU)
+    frstar, fr = (_at_zero(formed.resolved(m), kin.uas) for m in (formed.frstar, formed.fr))
+    items, Ars, _ = formed.intermediates()
+    o = len(kin.us)
+    T = sm.eye(kin.p).col_join(Ars)
+    M, F = formed.ga.M[:o, :o], _at_zero(formed.ga.F[:o, :], kin.uas)
+    dependent = set(kin.us[kin.p:])
+    definitions = [(i.symbol, i.expr) for i in items if i.symbol not in dependent]
+    parts = dict(
+        f_0=-_at_zero(G, kin.us), f_1=-G,
+        f_2=-T.T * (M * sm.Matrix(kin.uds[:o])), f_3=T.T * F,
+        f_4=sm.zeros(kin.p, 1), definitions=definitions,
+        # the same blocks in KanesMethod's form, for code that inspects them
+        kane_f_2=lambda: _at_zero(frstar, kin.us),
+        kane_f_3=lambda: _at_zero(frstar, kin.uds) + fr,
+        f_c=formed.constraints.f_h,
+        f_v=nh.f_nh + nh.k_nh * sm.Matrix(kin.us) if nh else sm.Matrix(),
+        f_a=nh.f_dnh + nh.k_dnh * sm.Matrix(kin.uds) if nh else sm.Matrix())
+    n_ind = len(kin.q) - kin.n_q_dependent
+    parts.update(q_i=kin.q[:n_ind, :], q_d=kin.q[n_ind:, :], u_i=kin.u[:kin.p, :],
+                 u_d=kin.u[kin.p:, :])
+    # the inputs: what stays a function of time (or its derivative) on plain symbols
+    found = dag_atoms(list(parts["f_3"]) + [e for _, e in definitions],
+                      (AppliedUndef, sm.Derivative))
+    r = sorted((a for a in found if a.free_symbols == {t}), key=default_sort_key)
+    for i in r:
+        if i.diff(t) in r:
+            raise ValueError('Cannot have derivatives of specified quantities when '
+                             'linearizing forcing terms.')
+    parts["r"] = r
+    return parts
 
 
 def probed_lu_solve(A: sm.Matrix, B: sm.Matrix) -> sm.Matrix:
@@ -155,16 +208,17 @@ def _block(name, key):
 class GibbsAppellLinearizer(Linearizer):
     """SymPy's Linearizer for a GibbsAppellMethod, its blocks taken at the operating point.
 
-    Built by ``GibbsAppellMethod.to_linearizer``; ``linearize(op_point,
-    A_and_B, simplify)`` returns what SymPy's returns for the same equations.
-    The f_* of the base class are the equations in SymPy's form (functions
-    of time), for code that inspects them; the Jacobians are formed on the
-    formulation's plain symbols."""
+    Built by ``GibbsAppellMethod.to_linearizer`` from the formed equations
+    (codegen.handoff.Formed); ``linearize(op_point, A_and_B, simplify)``
+    returns what SymPy's returns for the same equations. The f_* of the base
+    class are the equations in SymPy's form (functions of time), for code
+    that inspects them; the Jacobians are formed on the formulation's plain
+    symbols."""
 
-    def __init__(self, method, linear_solver='LU'):
-        parts = method._linearizer_parts()
-        kin = method._kin
-        self._method, self._kin, self._parts, self._f_time = method, kin, parts, {}
+    def __init__(self, formed: Formed, linear_solver='LU'):
+        parts = linearizer_parts(formed)
+        kin = formed.kin
+        self._kin, self._parts, self._f_time = kin, parts, {}
         # the base class gets the blocks' shapes only: each f_* is formed when read
         shapes = [sm.zeros(len(parts[_ROWS.get(key, key)]), 1) for _, key in _FORMS]
         super().__init__(*shapes, kin.q, kin.u, parts["q_i"], parts["q_d"], parts["u_i"],

@@ -31,19 +31,13 @@ from __future__ import annotations
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from .formulation import _collected_scalar, _tidy, is_rigid, pythagoras
+from .formulation import _collected_scalar, _tidy, pythagoras
+from .motions import is_rigid
+from .vec3 import cross, dot
 
 __all__ = ["PublicForm", "form_public"]
 
 t = dynamicsymbols._t
-
-
-def _dot3(a, b):
-    return sm.Add(*[x * y for x, y in zip(a, b) if x != 0 and y != 0])
-
-
-def _cross3(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def _add_into(out: dict, frame, comps) -> None:
@@ -95,7 +89,7 @@ class _Vectors:
             nza = [i for i in range(3) if ca[i] != 0]
             for G, cb in b.items():
                 if F == G:
-                    out.append(_dot3(ca, cb))
+                    out.append(dot(ca, cb))
                     continue
                 nzb = [j for j in range(3) if cb[j] != 0]
                 out.extend(ca[i] * self.dcm(F, G, i, j) * cb[j] for i in nza for j in nzb)
@@ -108,7 +102,7 @@ class _Vectors:
             aG = [sm.S.Zero] * 3
             for F, ca in a.items():
                 aG = [x + y for x, y in zip(aG, self.rotate(G, F, ca))]
-            _add_into(out, G, _cross3(aG, cb))
+            _add_into(out, G, cross(aG, cb))
         return out
 
     def omega(self, F) -> dict:

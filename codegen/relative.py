@@ -43,10 +43,15 @@ from sympy.core.function import AppliedUndef
 from sympy.physics.vector import Point, ReferenceFrame
 
 from .constraints import define
-from .formulation import Motion, Motions, _add, _cross, _dot
-from .kinematics import dag_atoms, memo_xreplace
+from .motions import Motion, Motions, is_rigid
+from .symbolic import dag_atoms, memo_xreplace, vanishes
+from .vec3 import add, cross, matmul, matvec, transpose
 
-__all__ = ["RelativeMotions", "NotRelative", "frame_depth"]
+__all__ = ["RelativeMotions", "NotRelative", "frame_depth", "composition_pays", "RELATIVE_DEPTH"]
+
+#: without constraints, velocities are composed as intermediates when a body's frame
+#: is this many orientations from the Newtonian frame
+RELATIVE_DEPTH = 3
 
 _ZERO3 = (sm.S.Zero, sm.S.Zero, sm.S.Zero)
 
@@ -79,20 +84,16 @@ def frame_depth(frames, N: ReferenceFrame) -> int:
     return deepest
 
 
-def _matvec(R, v):
-    return [_dot(R[i], v) for i in range(3)]
-
-
-def _transpose(R):
-    return [[R[j][i] for j in range(3)] for i in range(3)]
-
-
-def _matmul(A, B):
-    return [[_dot(A[i], [B[k][j] for k in range(3)]) for j in range(3)] for i in range(3)]
+def composition_pays(bodies, loads, N: ReferenceFrame) -> bool:
+    """A rigid body's frame, or a frame a load acts on, is RELATIVE_DEPTH or more
+    orientations from N: there SymPy's written-out velocities grow."""
+    frames = [b.frame for b in bodies if is_rigid(b)] + \
+        [w for w, _ in loads if isinstance(w, ReferenceFrame)]
+    return frame_depth(frames, N) >= RELATIVE_DEPTH
 
 
 class RelativeMotions(Motions):
-    """Motions (codegen.formulation) composed down the frame and point trees.
+    """Motions (codegen.motions) composed down the frame and point trees.
 
     ``items``: the intermediates (codegen.constraints.Intermediate) in
     definition order; every Motion's entries are expressions over them."""
@@ -137,7 +138,7 @@ class RelativeMotions(Motions):
         if F not in self._rot_N:
             k, P = self._index(F), self._parent[F]
             R = self._dcm(F, P)
-            C = R if P == self.N else _matmul(R, self.rot_from_N(P))
+            C = R if P == self.N else matmul(R, self.rot_from_N(P))
             self._rot_N[F] = [[define(self.items, f"C{k}_{i}{j}", C[i][j])
                                for j in range(3)] for i in range(3)]
         return self._rot_N[F]
@@ -151,25 +152,25 @@ class RelativeMotions(Motions):
             if key not in self._rot_pair:
                 self._index(X), self._index(Y)
                 self._rot_pair[key] = (self._dcm(X, Y) if self._parent[X] == Y
-                                       else _transpose(self._dcm(Y, X)))
+                                       else transpose(self._dcm(Y, X)))
             return self._rot_pair[key]
         CX = self.rot_from_N(X) if X != self.N else None
         CY = self.rot_from_N(Y) if Y != self.N else None
         if CY is None:
             return CX
         if CX is None:
-            return _transpose(CY)
+            return transpose(CY)
         key = (X, Y)
         if key not in self._rot_pair:
             a, b = self._index(X), self._index(Y)
-            T = _matmul(CX, _transpose(CY))
+            T = matmul(CX, transpose(CY))
             self._rot_pair[key] = [[define(self.items, f"T{a}_{b}_{i}{j}", T[i][j])
                                     for j in range(3)] for i in range(3)]
         return self._rot_pair[key]
 
     def turn(self, X, Y, v):
         T = self.rot(X, Y)
-        return list(v) if T is None else _matvec(T, v)
+        return list(v) if T is None else matvec(T, v)
 
     def rotation(self, X, Y) -> sm.Matrix:
         T = self.rot(X, Y)
@@ -180,7 +181,7 @@ class RelativeMotions(Motions):
         out = list(_ZERO3)
         for comps, G in vec.args:
             c = [self.plain(e, f"a vector in {G}", inputs=True) for e in comps]
-            out = _add(out, self.turn(X, G, c))
+            out = add(out, self.turn(X, G, c))
         return out
 
     def omega(self, F) -> Motion:
@@ -200,15 +201,15 @@ class RelativeMotions(Motions):
             if G not in (F, P):
                 raise NotRelative(f"the angular velocity of {F} in {P} is written in {G}")
             c = [self.plain(e, f"the angular velocity of {F} in {P}") for e in comps]
-            w_rel = _add(w_rel, c if G == F else _matvec(R, c))
+            w_rel = add(w_rel, c if G == F else matvec(R, c))
         self._check_rate_of_orientation(F, P, R, w_rel)
-        Rw = _matvec(R, parent.value)
-        value = self._vec(f"w{k}", _add(Rw, w_rel))
+        Rw = matvec(R, parent.value)
+        value = self._vec(f"w{k}", add(Rw, w_rel))
         d_rel = [self.kin.jacobian_u(c) for c in w_rel]
-        partials = [self._vec(f"wp{k}_{j}", _add(_matvec(R, parent.partials[j]),
+        partials = [self._vec(f"wp{k}_{j}", add(matvec(R, parent.partials[j]),
                                                  [d_rel[i][j] for i in range(3)]))
                     for j in range(p)]
-        rate = _add(_add(_matvec(R, parent.rate0), _cross(Rw, w_rel)),
+        rate = add(add(matvec(R, parent.rate0), cross(Rw, w_rel)),
                     [self.kin.dt(c) for c in w_rel])
         mo = Motion(value, partials, self._vec(f"a{k}", rate), F)
         self._check(mo.value, F.ang_vel_in(self.N), F, f"the angular velocity of {F}")
@@ -267,13 +268,13 @@ class RelativeMotions(Motions):
             cd = [self.kin.dt(e) for e in c]
             cdd = [self.kin.dt(e) for e in cd]
             dcd = [self.kin.jacobian_u(e) for e in cd]
-            value = _add(value, self.turn(X, G, _add(cd, _cross(w.value, c))))
+            value = add(value, self.turn(X, G, add(cd, cross(w.value, c))))
             for j in range(p):
-                own = _add([dcd[i][j] for i in range(3)], _cross(w.partials[j], c))
-                partials[j] = _add(partials[j], self.turn(X, G, own))
-            acc = _add(_add(cdd, [2 * e for e in _cross(w.value, cd)]),
-                       _add(_cross(w.rate0, c), _cross(w.value, _cross(w.value, c))))
-            rate = _add(rate, self.turn(X, G, acc))
+                own = add([dcd[i][j] for i in range(3)], cross(w.partials[j], c))
+                partials[j] = add(partials[j], self.turn(X, G, own))
+            acc = add(add(cdd, [2 * e for e in cross(w.value, cd)]),
+                       add(cross(w.rate0, c), cross(w.value, cross(w.value, c))))
+            rate = add(rate, self.turn(X, G, acc))
         mo = Motion(self._vec(f"v{k}", value),
                     [self._vec(f"vp{k}_{j}", partials[j]) for j in range(p)],
                     self._vec(f"dv{k}", rate), X)
@@ -315,38 +316,31 @@ class RelativeMotions(Motions):
 
     # -- the check against SymPy ---------------------------------------------------------
     def _check(self, ours, vec, X, what):
-        """ours (components in X) equals SymPy's vec at two generic points (1e-9 relative)."""
-        for probe in self._probe:
-            mine = [probe.plain(e, self.items) for e in ours]
-            theirs = [0.0, 0.0, 0.0]
-            for comps, G in vec.args:
-                C = X.dcm(G) if G != X else sm.eye(3)
-                c = [probe.number(e) for e in comps]
-                for i in range(3):
-                    theirs[i] += sum(probe.number(C[i, j]) * c[j] for j in range(3))
-            scale = 1.0 + max(abs(v) for v in theirs)
-            if any(abs(a - b) > 1e-9 * scale for a, b in zip(mine, theirs)):
-                raise NotRelative(f"{what} is not the derivative of its position "
-                                  f"(SymPy's stored value differs)")
+        """ours (components in X) equals SymPy's vec at two generic points."""
+        theirs = [[], [], []]
+        for comps, G in vec.args:
+            C = X.dcm(G) if G != X else sm.eye(3)
+            for i in range(3):
+                theirs[i] += [sm.Mul(C[i, j], comps[j], evaluate=False) for j in range(3)
+                              if C[i, j] != 0 and comps[j] != 0]
+        if not vanishes([_minus(a, b) for a, b in zip(ours, theirs)], self.numeric, relative=True):
+            raise NotRelative(f"{what} is not the derivative of its position "
+                              f"(SymPy's stored value differs)")
 
     def _check_rate_of_orientation(self, F, P, R, w_rel):
         """The angular velocity of F in P as stored (w_rel, in F's components) is the
         rate of F's orientation R = F.dcm(P): w× = -R' Rᵀ at two generic points.
         SymPy's rule is that the stored angular velocity is the model even where it is
         not (KanesMethod reads it so); the formulation without intermediates
-        (codegen.formulation.Motions) follows it part by part, this composition cannot."""
+        (codegen.motions.Motions) follows it part by part, this composition cannot."""
         Rdot = [[self.kin.dt(c) for c in row] for row in R]
-        for probe in self._probe:
-            r = [[probe.plain(c, self.items) for c in row] for row in R]
-            rd = [[probe.plain(c, self.items) for c in row] for row in Rdot]
-            W = [[-sum(rd[i][k] * r[j][k] for k in range(3)) for j in range(3)]
-                 for i in range(3)]
-            implied = (W[2][1], W[0][2], W[1][0])
-            stored = [probe.plain(c, self.items) for c in w_rel]
-            scale = 1.0 + max(abs(v) for v in implied)
-            if any(abs(a - b) > 1e-9 * scale for a, b in zip(implied, stored)):
-                raise NotRelative(f"the angular velocity of {F} in {P} is not the rate of "
-                                  f"its orientation (set with set_ang_vel)")
+        implied = [[sm.Mul(Rdot[i][k], R[j][k], evaluate=False) for k in range(3)
+                    if Rdot[i][k] != 0 and R[j][k] != 0] for i, j in ((2, 1), (0, 2), (1, 0))]
+        # w_rel - implied, implied = -(R' Rᵀ)[i, j]
+        if not vanishes([_minus(w, [sm.Mul(sm.S.NegativeOne, e, evaluate=False) for e in terms])
+                         for w, terms in zip(w_rel, implied)], self.numeric, relative=True):
+            raise NotRelative(f"the angular velocity of {F} in {P} is not the rate of "
+                              f"its orientation (set with set_ang_vel)")
 
     def _check_stored_rate(self, mo, stored, what):
         """A stored acceleration (set_acc, a2pt_theory, set_ang_acc), which KanesMethod
@@ -354,16 +348,19 @@ class RelativeMotions(Motions):
         if stored is None:
             return
         theirs = self.stored_rate(stored, mo.frame, f"the {what}")
-        for probe in self._probe:
-            a = [probe.plain(e, self.items) for e in mo.rate0]
-            b = [probe.plain(e, self.items) for e in theirs]
-            scale = 1.0 + max(abs(v) for v in b)
-            if any(abs(x - y) > 1e-9 * scale for x, y in zip(a, b)):
-                raise NotRelative(f"the stored {what} is not the derivative of its velocity")
+        if not vanishes([_minus(a, [b]) for a, b in zip(mo.rate0, theirs)], self.numeric,
+                        relative=True):
+            raise NotRelative(f"the stored {what} is not the derivative of its velocity")
 
     def numeric(self, exprs, point: int) -> list:
         """exprs (over the intermediates) at generic point 0 or 1."""
         return [self._probe[point].plain(e, self.items) for e in exprs]
+
+
+def _minus(a, terms):
+    """a - sum(terms), unevaluated: vanishes(relative=True) weighs each term's size."""
+    return sm.Add(a, *[sm.Mul(sm.S.NegativeOne, t, evaluate=False) for t in terms],
+                  evaluate=False)
 
 
 class _Probe:

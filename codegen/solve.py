@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sympy as sm
 
-from .kernel import Input, Program
+from .program import Input, Program
 
 __all__ = ["ldl_program", "ldl_factor", "ldl_solve"]
 

@@ -1,31 +1,117 @@
 """Symbolic helpers shared by the formulation's stages.
 
-``vanishes`` is the one numeric-probe test "these expressions are zero":
-checks that hold or fail for almost all values (a stored velocity that is
-its position's derivative, a transport, a symmetric matrix) are decided at
-generic points instead of by simplification.
+- ``memo_xreplace`` and ``dag_atoms`` walk an expression DAG once per
+  shared node (SymPy's own walks visit a shared node once per occurrence).
+- ``numeric_probe`` and ``generic_values``: deterministic, generic numbers
+  for the symbols of expressions. Checks that hold or fail for almost all
+  values (a stored velocity that is its position's derivative, a transport,
+  a symmetric or singular matrix) are decided at such points instead of by
+  simplification: ``vanishes`` is the one test "these expressions are zero",
+  ``probe_matrix`` gives a matrix and a rank tolerance there.
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy as sm
+from sympy.core.function import AppliedUndef
 
-from .kinematics import generic_values
+__all__ = ["memo_xreplace", "dag_atoms", "numeric_probe", "generic_values", "vanishes",
+           "probe_matrix", "VANISH_TOL"]
 
-__all__ = ["vanishes"]
+#: |value| at or below this (times the size of its terms, for relative tests) is zero
+VANISH_TOL = 1e-9
 
 
-def vanishes(exprs, numeric=generic_values, tol: float = 1e-9) -> bool:
-    """All of exprs are zero at two generic points (|value| <= tol).
+def memo_xreplace(expr, memo):
+    """xreplace that remembers every node it rebuilt, across calls sharing memo."""
+    hit = memo.get(expr)
+    if hit is not None:
+        return hit
+    if not expr.args or expr.is_Atom:
+        out = expr
+    else:
+        args = [memo_xreplace(a, memo) for a in expr.args]
+        out = expr if all(a is b for a, b in zip(args, expr.args)) else expr.func(*args)
+    memo[expr] = out
+    return out
+
+
+def dag_atoms(exprs, kinds, skip=()) -> set:
+    """The subexpressions of exprs that are instances of kinds, each shared node
+    visited once (``atoms`` walks a shared subexpression once per occurrence);
+    nodes of the types in skip are neither taken nor entered."""
+    seen, found = set(), set()
+    stack = [sm.sympify(e) for e in exprs]
+    while stack:
+        e = stack.pop()
+        if e in seen or isinstance(e, skip):
+            continue
+        seen.add(e)
+        if isinstance(e, kinds):
+            found.add(e)
+        stack.extend(a for a in e.args if a not in seen)
+    return found
+
+
+def numeric_probe(*exprs, point: int = 0) -> dict:
+    """Deterministic, generic numbers for every symbol and function of time in exprs.
+
+    For checks that hold or fail for almost all values (singular, symmetric,
+    rank): a probe rules out quickly what an exact check would grind through.
+    point: which of several such points (0, 1, ...), for a check at more than one.
+    """
+    atoms = set()
+    for e in exprs:
+        atoms |= e.free_symbols | set(e.atoms(AppliedUndef))
+    return {s: sm.Float(0.3 + 0.0713 * k + 0.113 * point)
+            for k, s in enumerate(sorted(atoms, key=str))}
+
+
+def generic_values(exprs, point: int = 0) -> list:
+    """exprs at numeric_probe's generic point (SymPy numbers)."""
+    vals = numeric_probe(*exprs, point=point)
+    return [e.xreplace(vals).evalf() for e in exprs]
+
+
+def vanishes(exprs, numeric=generic_values, tol: float = VANISH_TOL,
+             relative: bool = False) -> bool:
+    """All of exprs are zero at two generic points: |value| <= tol, or with relative
+    |value| <= tol (1 + the sum of its terms' sizes), the test for a difference of
+    large terms, whose round-off grows with them.
 
     numeric(exprs, point) gives their values at generic point 0 or 1: by
     default numeric_probe's values for every symbol; Motions.numeric also
-    evaluates the intermediates the expressions are written over."""
+    evaluates the intermediates the expressions are written over. A value
+    that is not a finite number does not vanish."""
     exprs = [sm.sympify(e) for e in exprs if e != 0]
     if not exprs:
         return True
+    terms = [sm.Add.make_args(e) if relative else (e,) for e in exprs]
+    flat = [a for group in terms for a in group]
     for k in range(2):
-        for v in numeric(exprs, k):
-            v = sm.sympify(v)
-            if not v.is_number or abs(complex(v)) > tol:
+        values = iter(numeric(flat, k))
+        for group in terms:
+            parts = [sm.sympify(next(values)) for _ in group]
+            if not all(v.is_number for v in parts):
+                return False
+            scale = 1.0 + sum(abs(complex(v)) for v in parts) if relative else 1.0
+            if not abs(sum(complex(v) for v in parts)) <= tol * scale:      # nan: not zero
                 return False
     return True
+
+
+def probe_matrix(K: sm.Matrix, point: int = 0):
+    """(K at numeric_probe's point as floats, a tolerance for its rank), or None where
+    an entry is not a finite number there. The tolerance is 1e-10 times the size of
+    the terms, not of their sums (sin**2 + cos**2 - 1 is zero) and the rows, so
+    that an exact zero that round-off makes 1e-16 is never a rank."""
+    probe = numeric_probe(K, point=point)
+    try:
+        Kn = np.array(K.xreplace(probe).evalf(), dtype=float)
+        scale = max((abs(float(a.xreplace(probe).evalf())) for e in K
+                     for a in sm.Add.make_args(e)), default=0.0)
+    except TypeError:
+        return None
+    if not np.all(np.isfinite(Kn)):
+        return None
+    return Kn, 1e-10 * max(scale, 1e-300) * max(K.rows, 1)

@@ -114,16 +114,51 @@ def test_bricard_against_an_independent_reference(bricard):
     assert residual < 1e-9, residual
 
 
+def _rigid_bricard_closure(model):
+    """Bricard's loop closed at E = (0, 0, H) instead of (0, 0, L): a ground link of
+    another length, and the loop is rigid."""
+    H, L = sm.symbols("H L")
+    closure = list(model.configuration_constraints)
+    closure[2] = closure[2] + L - H
+    return closure
+
+
 def test_a_mechanism_that_cannot_move_is_refused_on_its_manifold():
     """Bricard's loop closed with a ground link of another length is rigid: refused
     with its rank on the manifold, where the equal-length one forms."""
     model = ex.bricard()
-    H = sm.Symbol("H")
-    L = sm.Symbol("L")
-    closure = list(model.configuration_constraints)
-    closure[2] = closure[2] + L - H                  # E at (0, 0, H) instead of (0, 0, L)
+    closure = _rigid_bricard_closure(model)
     with pytest.raises(ValueError, match=r"zero degrees of freedom .* \(rank 5 at a consistent"):
         GibbsAppellMethod(**dict(model.kwargs, configuration_constraints=closure))
+
+
+@pytest.mark.parametrize("rigid", [False, True])
+def test_the_freedom_check_decides_with_margin(rigid):
+    """What the freedom check guarantees: a configuration on the manifold to 1e-12 of
+    the constraints' scale, found the same way on every machine (no BLAS), and a rank
+    decided far from its threshold: Bricard's equal-length loop has a singular value
+    that vanishes there (rank 4 of 5 on the manifold, less where it branches), the
+    rigid one none that comes near."""
+    from codegen.constraints import runtime_constraints
+    from codegen.freedom import RANK_RTOL, RESIDUAL_RTOL, consistent_configuration
+    from codegen.kinematics import Kinematics
+    model = ex.bricard()
+    closure = _rigid_bricard_closure(model) if rigid else model.configuration_constraints
+    kin = Kinematics(model.q_ind, model.u_ind, model.kd_eqs)
+    c = runtime_constraints(kin, [kin.to_plain(e) for e in closure], [])
+    found = consistent_configuration(sm.Matrix(c["f"]), c["fq"], kin.qs)
+    assert found is not None
+    point, residual = found
+    assert residual <= RESIDUAL_RTOL
+    f = np.array(sm.Matrix(c["f"]).xreplace(point).evalf(), dtype=float)
+    assert np.abs(f).max() < 1e-12
+    s = np.linalg.svd(np.array(c["A"].xreplace(point).evalf(), dtype=float), compute_uv=False)
+    threshold = max(RANK_RTOL, 1e3 * np.sqrt(residual))
+    assert threshold <= 1e-4
+    if rigid:
+        assert s[-1] / s[0] > 100 * threshold, s
+    else:
+        assert s[-1] / s[0] < 1e-6 * threshold, s
 
 
 @pytest.mark.parametrize("method", ["dopri5", "ali3p"])

@@ -6,8 +6,8 @@ import sympy.physics.mechanics as me
 
 from codegen import DynamicsError, GibbsAppellMethod, Options, equations_of, generate
 from codegen import examples as ex
-from codegen.kernel import build_programs
-from codegen.recursive import tree_of
+from codegen.plan import build_programs
+from codegen.tree import tree_of
 
 
 def tree(model):
@@ -30,7 +30,7 @@ def test_which_models_are_trees():
     assert "tree" in build_programs(eom, limit, False, False)         # a chain: recursion
     eom = equations_of(GibbsAppellMethod(**ex.humanoid().kwargs))
     assert "tree" not in build_programs(eom, limit, False, False)     # short limbs: dense
-    # taken at their joint points (codegen.recursive._at_joint), the root, turning about
+    # taken at their joint points (codegen.tree._at_joint), the root, turning about
     # a fixed point, has no linear rows, and each joint's own speeds only angular ones
     t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs), recursive=True).tree
     assert [(nd.speeds, nd.parent, len(nd.rows)) for nd in t.nodes] == [

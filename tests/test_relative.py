@@ -6,7 +6,7 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from codegen import GibbsAppellMethod, generate, examples as ex
-from codegen.kinematics import numeric_probe
+from codegen.symbolic import numeric_probe
 
 
 def _equal_numerically(A, B, tol=1e-10):

@@ -265,7 +265,7 @@ def test_stages_are_values_without_cycles():
     eq = equations_of(GibbsAppellMethod(**ex.dumbbell().kwargs))
     with pytest.raises(dataclasses.FrozenInstanceError):
         eq.tree = None
-    code = ("import sys, codegen.appell, codegen.eom, codegen.kernel, codegen.emit, "
+    code = ("import sys, codegen.appell, codegen.eom, codegen.plan, codegen.emit, "
             "codegen.build, codegen.cache, codegen.compiler, codegen.export, codegen.__main__\n"
             "assert 'codegen._runtime' not in sys.modules, 'the runtime was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)

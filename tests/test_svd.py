@@ -1,4 +1,4 @@
-"""The self-contained C SVD (templates/svd.c) against numpy.linalg.svd."""
+"""The self-contained C SVD (cg_svd in templates/runtime/cg_linalg.c) against numpy.linalg.svd."""
 import numpy as np
 import pytest
 
@@ -149,7 +149,7 @@ def test_ldl_program_structure():
 
 
 def test_sincos_within_two_ulp_of_libm(lib):
-    """templates/trig.c against NumPy's sin and cos (1 ulp of the true values)."""
+    """cg_sincos (templates/runtime/cg_math.h) against NumPy's sin and cos (1 ulp of the true values)."""
     rng = np.random.default_rng(11)
     x = np.concatenate([rng.uniform(-1e-3, 1e-3, 20000), rng.uniform(-7, 7, 200000),
                         rng.uniform(-1e3, 1e3, 100000), rng.uniform(-1e6, 1e6, 100000),
@@ -170,7 +170,7 @@ def test_sincos_within_two_ulp_of_libm(lib):
 
 
 def test_sincos2_has_the_bits_of_two_sincos(lib):
-    """The SSE2 pair (templates/trig.c): lane by lane the scalar operations,
+    """The SSE2 pair (cg_sincos2 in templates/runtime/cg_math.h): lane by lane the scalar operations,
     including pairs where one angle takes the far path (>= 1e6, NaN, inf)."""
     rng = np.random.default_rng(12)
     special = np.array([0.0, -0.0, 5e-324, np.pi / 4, -np.pi / 2, 999999.9, 1e6, -3e9, np.nan,

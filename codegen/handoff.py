@@ -1,0 +1,105 @@
+"""The hand-off from a formed GibbsAppellMethod to code generation and linearization.
+
+:class:`Formed` is what the formulation produced, on plain symbols: the
+kinematics, the constraints by kind (codegen.constraints.Prepared), M and F
+over all speeds with the intermediates they are written over
+(codegen.formulation.GibbsAppell), KanesMethod's (fr, fr*) and the bodies and
+loads. From it, each formed once:
+
+- ``reduced()``: M_r u_i' = F_r over the independent speeds, the dependent
+  speeds' solve as intermediates (constraint_solver on placeholders), then
+  the projection (codegen.constraints);
+- ``tree(recursive)``: the bodies as a tree for the O(n) solve (codegen.tree);
+- ``equations(...)``: the neutral equations (codegen.eom.EquationsOfMotion)
+  that the code generator compiles, what ``GibbsAppellMethod.to_equations``
+  returns.
+
+codegen.linearize reads the same value (``linearizer_parts``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sm
+
+from .constraints import Prepared, project, resolve
+from .eom import Constraints, EquationsOfMotion, assemble, variable_name
+from .formulation import GibbsAppell
+from .kinematics import Kinematics
+from .tree import tree_of_bodies
+
+__all__ = ["Formed", "ORIGIN"]
+
+ORIGIN = "codegen.GibbsAppellMethod (Gibbs-Appell equation, Greenwood 4.292-4.297)"
+
+
+@dataclass
+class Formed:
+    """A formed GibbsAppellMethod's results on plain symbols (see the module docstring)."""
+    kin: Kinematics
+    constraints: Prepared
+    ga: GibbsAppell
+    fr: sm.Matrix               # KanesMethod's fr and fr*, over ga's intermediates
+    frstar: sm.Matrix
+    bodies: list
+    loads: list                 # checked, with the varying-inertia terms
+    _items: tuple = field(default=None, repr=False)
+    _reduced: tuple = field(default=None, repr=False)
+
+    def resolved(self, matrix: sm.Matrix) -> sm.Matrix:
+        """matrix with the formulation's intermediates substituted (plain symbols)."""
+        items = self.ga.intermediates
+        return resolve(matrix, items) if items else matrix
+
+    def intermediates(self):
+        """(intermediates, A_rs, w): the formulation's intermediates and the dependent
+        speeds' solve on placeholders (codegen.constraints), without the projection."""
+        if self._items is None:
+            nh, items = self.constraints.nh, list(self.ga.intermediates)
+            if nh is None:
+                self._items = (items, sm.zeros(0, self.kin.p), None)
+            else:
+                more, Ars, w = nh.intermediates(self.kin)
+                self._items = (items + more, Ars, w)
+        return self._items
+
+    def reduced(self):
+        """(intermediates, M_r, F_r) over the independent speeds, on plain symbols."""
+        if self._reduced is None:
+            o = len(self.kin.us)
+            M, F = self.ga.M[:o, :o], self.ga.F[:o, :]
+            items, Ars, w = self.intermediates()
+            self._reduced = (items, M, F) if self.constraints.nh is None else \
+                (items, *project(M, F, Ars, w))
+        return self._reduced
+
+    def tree(self, recursive=None):
+        """(tree, note): the bodies as a tree for the O(n) solve (codegen.tree), or
+        None and why not (the model's description says it). recursive: True or False,
+        always or never; None: for particles, and for rigid bodies when the recursion's
+        program is the smaller (Tree.if_smaller)."""
+        c = self.constraints
+        for cause, reason in ((c.runtime is not None, "run-time constraints"),
+                              (c.nh is not None, "nonholonomic constraints"),
+                              (bool(self.kin.uas), "auxiliary speeds"),
+                              (recursive is False, "recursive=False")):
+            if cause:
+                return None, reason
+        why = []
+        tree = tree_of_bodies(self.ga.motions, self.bodies, self.loads, why)
+        rigid = any(b for b in self.ga.terms if b['w'] is not None)
+        if tree is not None and rigid and recursive is None:
+            tree.if_smaller = True
+        return tree, why[0] if why else ""
+
+    def equations(self, constants=None, specifieds=None, recursive=None) -> EquationsOfMotion:
+        """The neutral equations: state [q, u_independent], M_r u_i' = F_r, q' solved,
+        the run-time constraints and the tree (see GibbsAppellMethod.to_equations)."""
+        kin = self.kin
+        items, Mr, Fr = self.reduced()
+        tree, note = self.tree(recursive)
+        raw = self.constraints.runtime
+        names = [variable_name(s) for s in list(kin.q) + list(kin.u[:kin.p, :])]
+        return assemble(kin.qs, kin.us[:kin.p], kin.qdot, Mr, Fr, True, constants, specifieds,
+                        names, ORIGIN, None if raw is None else Constraints(**raw), items,
+                        tree, note)

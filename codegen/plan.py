@@ -1,0 +1,86 @@
+"""The plan of a model's generated functions: which programs it gets.
+
+Above the program layer (codegen.program) and the solvers built on it:
+the L D Lᵀ solve (codegen.solve), the articulated-body recursion
+(codegen.recursive) and the analytic Jacobian (codegen.jacobian). None of
+them imports this module.
+"""
+from __future__ import annotations
+
+from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
+from .eom import EquationsOfMotion
+from .program import make_program
+from .recursive import tree_program
+from .solve import ldl_program
+
+__all__ = ["build_programs", "TREE_OPERATION_COST"]
+
+
+def _flat(matrix) -> list:
+    return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
+
+
+# One operation of the recursion against one of the dense program and its solve, as
+# measured on the 3-D trees: its long dependency chains and many live temporaries
+# make each cost more (the humanoid: 0.83 times the dense operations, 1.08 times its
+# time; spatial_chain(2) and (4): 0.67 and 0.37 times the operations, 0.75 and 0.49
+# times the time).
+TREE_OPERATION_COST = 1.25
+
+
+def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool | None,
+                   parameter_jacobian: bool) -> dict:
+    """The programs of a model's generated functions (the options as in
+    codegen.options.Options).
+
+    - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
+      else full row-major) and F, and with run-time constraints also their
+      matrix A (row-major), B' (Bd) and Baumgarte's term S of A u' = B' + S:
+      everything the right-hand side needs, in one CSE;
+    - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
+    - "velocity" (any run-time constraints): A and B of A u = B;
+    - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
+      the articulated-body recursion (see recursive.py); for rigid bodies under
+      recursive=None only when its program, its operations weighted by
+      TREE_OPERATION_COST, has fewer operations than the eval program and the
+      dense solve together; otherwise
+    - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
+      multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
+    - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
+      within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py);
+    - "parameter_jacobian" (no run-time constraints, some constants;
+      parameter_jacobian=True): the same parts over the constants.
+    """
+    nu = eom.nu
+    if eom.symmetric:
+        mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
+    else:
+        mass = _flat(eom.M)
+    groups = [("qd", list(eom.qdot)), ("M", mass), ("F", list(eom.F))]
+    c = eom.constraints
+    programs = {}
+    if c is not None:
+        groups += [("A", _flat(c.A)), ("Bd", list(c.Bdot)), ("S", list(c.S))]
+        if c.nh:
+            programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
+        programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
+    programs["eval"] = make_program(eom, groups)
+    tree = solve = None
+    if eom.tree is not None and c is None:
+        tree = tree_program(eom)
+    if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
+        solve = ldl_program(mass, nu, unrolled_limit)
+        if tree is not None and solve is not None and TREE_OPERATION_COST * tree.operation_count \
+                >= programs["eval"].operation_count + solve.operation_count:
+            tree = None          # rigid bodies: the recursion only where it is the less work
+    if tree is not None:
+        programs["tree"] = tree
+    elif solve is not None:
+        programs["solve"] = solve
+    if jacobian is not False and c is None:
+        program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
+        if program is not None:
+            programs["jacobian"] = program
+    if parameter_jacobian and c is None and eom.constants:
+        programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
+    return programs

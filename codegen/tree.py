@@ -1,0 +1,278 @@
+"""Tree-structured systems: the bodies of a formed model as a tree of joints.
+
+When every body's motion is its parent's, carried rigidly, plus speeds of
+its own (a chain or tree of joints), M u' = F can be solved in O(n) by the
+articulated-body recursion (codegen.recursive). This module finds the tree:
+each body's partial velocities Γ_b (rows ω, v), spatial inertia W_b and
+inertial bias wrench h_b (W times the u'-free acceleration, plus ω × Iω),
+in its own components (a rigid body's frame, the Newtonian frame for a
+particle), and the transport X_b = [[R, 0], [-R r×, R]] from its parent's.
+A particle's reference point is itself; a rigid body's is its joint point
+(``_at_joint``), where a spherical joint or a hinge about a body axis moves
+only angular rows and the transport from the parent is a rotation and a
+constant offset.
+
+Detection (``tree_of``) is exact in structure and checked numerically in
+value: the transport Γ_b = X_b Γ_parent on the parent's speeds is tested at
+two generic points (codegen.symbolic.vanishes); anything else (a body moved
+by two branches, bodies with the same speeds, a speed no body has, a single
+body) returns None and the dense solve is used.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+from .formulation import generalized_forces
+from .motions import is_rigid
+from .symbolic import generic_values, vanishes
+from .vec3 import add, cross, matvec
+
+__all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "skew", "spatial_transform"]
+
+
+@dataclass
+class TreeNode:
+    speeds: list        # the speeds this body's joint owns (one or more)
+    parent: int         # index of the parent node, -1 for a root
+    rows: list          # spatial rows (0-2 angular, 3-5 linear) the body can move in
+    s: list             # Γ_b[rows, speeds]: len(rows) x len(speeds)
+    W: list             # len(rows) x len(rows) spatial inertia
+    h: list             # len(rows) inertial bias wrench
+    # A_b = X A_parent + s u'_speeds, X = [[R, 0], [-R r×, R]] on (rows, parent rows): R
+    # turns the parent's components into this body's, r is this body's reference point
+    # from the parent's in the parent's components (None for a root)
+    R: list = None
+    r: list = None
+
+
+@dataclass
+class Tree:
+    nodes: list         # parents before children
+    Q: list             # generalized active forces, one per speed
+    # only if its program is smaller than the dense solve's (codegen.plan.build_programs)
+    if_smaller: bool = False
+
+
+def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
+            why: list | None = None) -> Tree | None:
+    """The tree of bodies [(G, W, h)] or None.
+
+    G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
+    h: 6 bias wrench, each body in its own components; transport(k, parent):
+    (R, r), the rotation from the parent's components to body k's and the offset of
+    k's reference point from the parent's in the parent's, so that (ω; v)_k =
+    X (ω; v)_parent with X = [[R, 0], [-R r×, R]] for a rigid connection; numeric:
+    see codegen.symbolic.vanishes; why: a list that gets the reason when the answer is None."""
+    def no(reason):
+        if why is not None:
+            why.append(reason)
+        return None
+    nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
+          for G, _, _ in bodies]
+    live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
+    by_set = {}
+    for k in live:
+        if nz[k] in by_set:
+            return no("two bodies move with the same speeds (not one joint each)")
+        by_set[nz[k]] = k
+    owned, parent = {}, {}
+    for k in live:
+        below = [c for c in live if nz[c] < nz[k]]
+        if not below:
+            parent[k] = -1
+        else:
+            pk = max(below, key=lambda c: len(nz[c]))
+            if any(not nz[c] <= nz[pk] for c in below):
+                return no("a body moves with the speeds of two branches (a closed loop, "
+                          "or speeds shared between branches)")
+            parent[k] = pk
+        owned[k] = sorted(nz[k] - (nz[parent[k]] if parent[k] != -1 else frozenset()))
+    if sorted(j for k in live for j in owned[k]) != list(range(nspeeds)):
+        return no("a speed moves no body (a massless last link)")
+    if len(live) < 2:
+        return no("one moving body (the dense solve is the same work)")
+    rows = {k: [i for i in range(6) if any(bodies[k][0][i][j] != 0 for j in range(nspeeds))]
+            for k in live}
+    index, nodes = {}, []
+    for k in live:                          # sorted by |nz|: parents come first
+        G, W, h = bodies[k]
+        own = owned[k]
+        pk = parent[k]
+        if pk != -1:
+            R, r = transport(k, pk)
+            Xf = spatial_transform(R, r)
+            Gp = bodies[pk][0]
+            check = []
+            for j in nz[pk]:
+                carried = Xf * sm.Matrix([Gp[i][j] for i in range(6)])
+                check += [G[i][j] - carried[i] for i in range(6)]
+            if not vanishes(check, numeric):
+                return no("a body does not carry its parent's motion rigidly")
+        index[k] = len(nodes)
+        nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
+                              s=[[G[i][j] for j in own] for i in rows[k]],
+                              W=[[W[i][c] for c in rows[k]] for i in rows[k]],
+                              h=[h[i] for i in rows[k]],
+                              R=None if pk == -1 else [list(row) for row in R.tolist()],
+                              r=None if pk == -1 else list(r)))
+    return Tree(nodes=nodes, Q=list(Q))
+
+
+def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) -> Tree | None:
+    """The bodies of a formed model as a tree, or None.
+
+    Each body's partial velocities, spatial inertia and inertial bias
+    wrench, formed at its mass centre (a particle: its point) and moved to its
+    joint point (_at_joint), in the body's own frame (a particle: the
+    Newtonian frame), so that a rigid body's inertia stays constant; None if
+    a mass centre has no velocity or
+    position the kinematics can reach, or if the bodies form no tree.
+    A load on a body's mass centre or frame (gravity, a joint's torque pair)
+    is taken off the body's bias wrench, so that it costs O(1) and not a
+    dot product with every partial velocity; the other loads make Q.
+    motions: the formulation's codegen.motions.Motions; why: see tree_of."""
+    kin, N = motions.kin, motions.N
+    p = len(kin.speeds)
+    data, places = [], []
+    try:
+        for body in bodies:
+            P = body.masscenter
+            X = body.frame if is_rigid(body) else N
+            v = motions.point(P, X)
+            m = kin.to_plain(body.mass, f"the mass of {body}")
+            G = [[sm.S.Zero] * p for _ in range(3)] + [[v.partials[j][i] for j in range(p)]
+                                                       for i in range(3)]
+            W = [[sm.S.Zero] * 6 for _ in range(6)]
+            for i in range(3, 6):
+                W[i][i] = m
+            h = [sm.S.Zero] * 3 + [m * c for c in v.rate0]
+            if is_rigid(body):
+                w = motions.frame(body.frame, X)
+                I = [[kin.to_plain(c, f"the inertia of {body}") for c in row]
+                     for row in body.central_inertia.to_matrix(X).tolist()]
+                for i in range(3):
+                    G[i] = [w.partials[j][i] for j in range(p)]
+                    W[i][:3] = I[i]
+                h[:3] = add(matvec(I, w.rate0), cross(w.value, matvec(I, w.value)))
+            data.append((G, W, h))
+            places.append((P, X))
+        Q = generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
+    except ValueError:          # a mass centre the kinematics cannot reach
+        if why is not None:
+            why.append("a mass centre's velocity is out of the kinematics' reach")
+        return None
+    for k, body in enumerate(bodies):
+        if is_rigid(body):
+            data[k], places[k] = _at_joint(motions, body, data[k], places[k])
+
+    def transport(k, parent):
+        """(R, r): v_k = R (v_p + ω_p × r), ω_k = R ω_p, each in its own frame."""
+        (Pk, Xk), (Pp, Xp) = places[k], places[parent]
+        return motions.rotation(Xk, Xp), motions.components(Pk.pos_from(Pp), Xp)
+
+    try:
+        return tree_of(data, Q, p, transport, motions.numeric, why)
+    except ValueError as exc:
+        if why is not None:
+            why.append(str(exc))
+        return None
+
+
+def skew(r) -> sm.Matrix:
+    """r× as a matrix: skew(r) v = r × v."""
+    return sm.Matrix([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+
+
+def spatial_transform(R, r) -> sm.Matrix:
+    """X = [[R, 0], [-R r×, R]]: (ω; v) of a body from its parent's, v_k = R (v_p + ω_p × r)."""
+    X = sm.zeros(6, 6)
+    X[:3, :3] = X[3:, 3:] = R
+    X[3:, :3] = -R * skew(r)
+    return X
+
+
+def _fixed_points(body) -> list:
+    """[(O, d)]: the points joined to the mass centre C by positions fixed in the body's
+    frame (every part of each set_pos in that frame, free of coordinates), d = C - O in
+    its components; breadth first, by name, C first."""
+    B, C = body.frame, body.masscenter
+    found, queue = {C: (sm.S.Zero,) * 3}, [C]
+    for Q in queue:
+        for P in sorted(Q._pos_dict, key=lambda o: o.name):
+            r = P._pos_dict[Q]                      # P from Q
+            if P in found or any(F != B or any(sm.sympify(c).has(AppliedUndef, sm.Derivative)
+                                               for c in comps) for comps, F in r.args):
+                continue
+            rc = [sum((comps[i] for comps, _ in r.args), sm.S.Zero) for i in range(3)]
+            found[P] = tuple(a - b for a, b in zip(found[Q], rc))
+            queue.append(P)
+    return [(P, list(found[P])) for P in queue]
+
+
+def _at_joint(motions, body, datum, place):
+    """A rigid body's (G, W, h) and place moved from its mass centre C to the point O
+    fixed in it whose velocity has the fewest speeds (the joint of a revolute or
+    spherical joint: there its own speeds have no linear rows, and the transport from
+    its parent's joint is a constant offset). With d = C - O and A_C = T A_O,
+    T = [[1, 0], [-d×, 1]]:
+
+        G_O = (ω partials; v_O partials),  W_O = Tᵀ W_C T = [[I - m d×d×, m d×], [-m d×, m]],
+        h_O = Tᵀ h_C = (h_ω + d × h_v; h_v)
+
+    The velocities are checked: v_C = v_O - d × ω at two generic points (a stored velocity
+    that is not its position's derivative keeps C)."""
+    G, W, h = datum
+    X = place[1]
+    p = len(G[0])
+    best, count = None, sum(any(G[i][j] != 0 for i in range(3, 6)) for j in range(p))
+    for O, d in _fixed_points(body)[1:]:
+        try:
+            v = motions.point(O, X)
+        except ValueError:
+            continue
+        n = sum(any(c != 0 for c in v.partials[j]) for j in range(p))
+        if n < count:
+            best, count = (O, [motions.kin.to_plain(c, f"the position of {body.masscenter}")
+                               for c in d], v), n
+    if best is None:
+        return datum, place
+    O, d, v = best
+    check = []
+    for j in range(p):
+        shifted = add(v.partials[j], [-e for e in cross(d, [G[i][j] for i in range(3)])])
+        check += [G[3 + i][j] - shifted[i] for i in range(3)]
+    if not vanishes(check, motions.numeric):
+        return datum, place
+    m = W[3][3]
+    dx = skew(d)
+    top = sm.Matrix(3, 3, lambda i, c: W[i][c]) - m * dx * dx
+    G = G[:3] + [[v.partials[j][i] for j in range(p)] for i in range(3)]
+    W = [[top[i, c] for c in range(3)] + [m * dx[i, c] for c in range(3)] for i in range(3)] \
+        + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
+           for i in range(3)]
+    h = add(h[:3], cross(d, h[3:])) + h[3:]
+    return (G, W, h), (O, X)
+
+
+def _applied(motions, bodies, places, data, loads) -> list:
+    """Subtract the loads on a body's mass centre or frame from its bias wrench (data's h,
+    in place); returns the other loads."""
+    centres, frames = {}, {}
+    for k, body in enumerate(bodies):
+        centres.setdefault(body.masscenter, k)
+        if is_rigid(body) and places[k][1] == body.frame:
+            frames.setdefault(body.frame, k)
+    rest = []
+    for where, vec in loads:
+        k = centres.get(where) if where in centres else frames.get(where)
+        if k is None:
+            rest.append((where, vec))
+            continue
+        X, h = places[k][1], data[k][2]
+        rows = range(3, 6) if where in centres else range(3)
+        for i, c in zip(rows, motions.components(vec, X)):
+            h[i] -= c
+    return rest
