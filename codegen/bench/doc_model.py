@@ -7,8 +7,8 @@ with, and forms it through the page's own call: ``KanesMethod(...)`` then
 ``kanes_equations(bodies, loads)``, or ``System.form_eoms(eom_method=...)``,
 with the method class swapped. The numeric helpers evaluate the formed
 matrices at consistent states (dependent coordinates and speeds solved from
-the constraints), by ``sympy.lambdify`` with common subexpressions, never by
-simplifying.
+the constraints), through their common subexpressions (``sympy.cse``), never
+by simplifying.
 """
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
+from sympy.physics.biomechanics.curve import CharacteristicCurveFunction
 
-__all__ = ["DocModel", "from_system", "inputs_of", "consistent_state", "evaluator",
-           "solve_full"]
+__all__ = ["DocModel", "from_system", "Evaluated", "consistent_state", "solve_full"]
 
 t = me.dynamicsymbols._t
 
@@ -95,23 +95,53 @@ def from_system(name: str, source: str, system: me.System, **kw) -> DocModel:
                     u_auxiliary=list(system.u_aux), system=system, **kw)
 
 
-def inputs_of(method) -> list:
-    """The specified inputs of a formed method, as PyDy's System finds them: the
-    functions of time in mass_matrix_full and forcing_full that are not q, u,
-    their rates or auxiliary speeds; sorted by name."""
-    known = set(method.q) | set(method.u) | set(method.q.diff(t)) | set(method.u.diff(t))
-    aux = list(getattr(method, "_uaux", []))
-    known |= set(aux) | {a.diff(t) for a in aux}
-    found = me.find_dynamicsymbols(method.mass_matrix_full) | \
-        me.find_dynamicsymbols(method.forcing_full)
-    return sorted(found - known, key=str)
+class Evaluated:
+    """A list of matrices through their common subexpressions (``sympy.cse``, once):
+    the symbols and functions of time they hold, read off the reduced forms, and their
+    values at numbers. Substituting floats into the reduced forms in order takes a
+    few tenths of a second where lambdify (which prints the code) takes ten seconds,
+    and walking the expressions as trees (free_symbols, find_dynamicsymbols) a
+    minute, on a model of a million operations."""
+
+    def __init__(self, exprs):
+        replacements, reduced = sm.cse(list(exprs), order="none")
+        self.replacements = [(s, _written_out(e)) for s, e in replacements]
+        self.reduced = [X.applyfunc(_written_out) for X in reduced]
+        parts = [e for _, e in self.replacements] + [e for X in self.reduced for e in X]
+        made = {s for s, _ in self.replacements}
+        self.symbols = set().union(*(e.free_symbols for e in parts)) - made - {t}
+        self.functions = set().union(*(me.find_dynamicsymbols(e) for e in parts))
+
+    def inputs(self, method) -> list:
+        """The specified inputs, as PyDy's System finds them: the functions of time
+        that are not q, u, their rates or auxiliary speeds; sorted by name."""
+        known = set(method.q) | set(method.u) | set(method.q.diff(t)) | set(method.u.diff(t))
+        aux = list(getattr(method, "_uaux", []))
+        known |= set(aux) | {a.diff(t) for a in aux}
+        return sorted(self.functions - known, key=str)
+
+    def __call__(self, values: dict) -> list:
+        """The matrices as float arrays at values ({symbol or function: number}, every
+        one they hold)."""
+        missing = (self.symbols | self.functions) - set(values)
+        if missing:
+            raise ValueError(f"no value for {sorted(map(str, missing))}")
+        env = {k: sm.Float(float(v)) for k, v in values.items()}
+        for symbol, expr in self.replacements:
+            value = expr.xreplace(env)
+            env[symbol] = value if value.is_Number else sm.Float(_number(value))
+        return [np.array(X.xreplace(env).applyfunc(_number), dtype=float) for X in self.reduced]
 
 
-def evaluator(method, exprs, constants, specifieds):
-    """f(q, u, p, r) -> the numeric values of exprs (a list of matrices), lambdified with
-    cse over the method's q, u, then constants and specifieds in the given order."""
-    args = [list(method.q), list(method.u), list(constants), list(specifieds)]
-    return sm.lambdify(args, exprs, cse=True, modules="numpy")
+def _written_out(e):
+    """biomechanics' characteristic curves evaluate on floats through evalf of their
+    symbolic form (seconds a call): written out, they are plain exp, log and sqrt."""
+    return e.replace(lambda c: isinstance(c, CharacteristicCurveFunction),
+                     lambda c: c.doit(deep=False))
+
+
+def _number(value) -> float:
+    return float(value) if value.is_Number else float(value.evalf())
 
 
 def solve_full(M, F) -> np.ndarray:
