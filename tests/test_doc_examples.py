@@ -7,15 +7,15 @@ formed with KanesMethod and with GibbsAppellMethod through the documented call
 once per tool for the module. Then, at two random consistent states (dependent
 coordinates and speeds solved from the constraints, random specified inputs):
 
-- mass_matrix_full and forcing_full agree to 1e-9 relative (evaluated through
-  their common subexpressions, never simplified), and so do their blocks mass_matrix and forcing, the solved
-  rates and, where the model has auxiliary speeds, auxiliary_eqs;
+- mass_matrix_full, forcing_full, mass_matrix and forcing agree to 1e-9 relative
+  (evaluated through their common subexpressions, never simplified), and so do
+  the solved rates and, where the model has auxiliary speeds, auxiliary_eqs;
 - the compiled model (codegen.generate) gives KanesMethod's rates;
 - PyDy's System integrates each tool's object with the same constants,
   specifieds, initial conditions, times and odeint settings, and the
   trajectories agree to 1e-9 relative: with the lambdify generator for every
-  model (two in the benchmark, see PYDY_IN_BENCHMARK), with cython for two small ones, with PyDy's three formats of
-  specifieds on PyDy's multi-DoF example.
+  model (two of them in the benchmark, see PYDY_IN_BENCHMARK), with cython for
+  two small ones, with PyDy's formats of specifieds on PyDy's multi-DoF example.
 """
 import importlib.util
 
@@ -23,7 +23,6 @@ import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
-
 from pydy import system as pydy_system
 
 from codegen import GibbsAppellMethod, generate
@@ -45,7 +44,7 @@ KANE_NOT_IN_PYDY = {
 #: (their forcing_full has 0.26 M and 1.6 M operations, either tool): their runs are
 #: checked by the benchmark (python -m codegen.bench.dropin), to keep this file lean
 PYDY_IN_BENCHMARK = ["bicycle", "carvallo_whipple"]
-#: the cython generator compiles an extension per run: three small models
+#: the cython generator compiles an extension per run: two small models
 CYTHON_MODELS = ["double_pendulum", "multidof_holonomic"]
 GENERATORS = ["cython"] + [g for g in ("theano", "symjit") if importlib.util.find_spec(g)]
 
@@ -246,3 +245,19 @@ def test_pydy_specifieds_formats(formed, kind):
     x_ours = _system(f, f.ours, specifieds=dict(given)).integrate(**ODE)
     x_kane = _system(f, f.kane, specifieds=dict(given)).integrate(**ODE)
     _close(x_ours, x_kane, f"multidof_holonomic trajectory, specifieds as {kind}")
+
+
+def test_dropin_benchmark_compares_before_it_times():
+    """codegen.bench.dropin on the smallest model: both tools run in their own
+    interpreters and agree; its check tells a difference in the matrices or the
+    trajectories (the check is what keeps a wrong answer out of the timings)."""
+    from codegen.bench.dropin import agreement, compare
+    (name, runs, equal, verdict), = compare(["mass_spring_damper"], cap=300)
+    assert equal is True and verdict == "yes", (runs, verdict)
+    for run in runs.values():
+        assert run["formulate"] > 0 and run["lambdify"] > 0 and run["ops_F"] > 0
+    kane = runs["kane"]
+    wrong = dict(kane, numbers=[[m, [x * (1 + 1e-6) for x in f]] for m, f in kane["numbers"]])
+    assert agreement(kane, wrong)[0] is False
+    drifted = dict(kane, trajectory=(np.array(kane["trajectory"]) * (1 + 1e-6)).tolist())
+    assert agreement(kane, drifted)[1] == "NO"

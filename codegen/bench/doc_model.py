@@ -156,7 +156,8 @@ def _newton(f, jac, x0, tol=1e-13, maxiter=50):
         if np.abs(r).max() < tol:
             return x
         x = x - np.linalg.lstsq(np.array(jac(x), dtype=float), r, rcond=None)[0]
-    raise ValueError(f"the configuration constraints did not converge (residual {abs(r).max():.3g})")
+    raise ValueError(f"the configuration constraints did not converge "
+                     f"(residual {abs(r).max():.3g})")
 
 
 def consistent_state(model: DocModel, kane, rng=None, spread=0.3, specifieds=()):

@@ -328,11 +328,14 @@ def carvallo_whipple() -> DocModel:
     eo.v2pt_theory(fo, N, E)
     fn.v2pt_theory(fo, N, F)
     nonholonomic = [fn.vel(N).dot(A['1']), fn.vel(N).dot(A['3']), fn.vel(N).dot(A['2'])]
-    bodies = [
-        me.RigidBody('Rear Frame', co, C, mc, (me.inertia(C, ic11, ic22, ic33, 0.0, 0.0, ic31), co)),
-        me.RigidBody('Rear Wheel', do, D, md, (me.inertia(C, id11, id22, id11, 0.0, 0.0, 0.0), do)),
-        me.RigidBody('Front Frame', eo, E, me_, (me.inertia(E, ie11, ie22, ie33, 0.0, 0.0, ie31), eo)),
-        me.RigidBody('Front Wheel', fo, F, mf, (me.inertia(E, if11, if22, if11, 0.0, 0.0, 0.0), fo))]
+    inertias = [me.inertia(C, ic11, ic22, ic33, 0.0, 0.0, ic31),
+                me.inertia(C, id11, id22, id11, 0.0, 0.0, 0.0),
+                me.inertia(E, ie11, ie22, ie33, 0.0, 0.0, ie31),
+                me.inertia(E, if11, if22, if11, 0.0, 0.0, 0.0)]
+    bodies = [me.RigidBody(label, point, frame, mass, (inertia, point))
+              for label, point, frame, mass, inertia in zip(
+                  ('Rear Frame', 'Rear Wheel', 'Front Frame', 'Front Wheel'), (co, do, eo, fo),
+                  (C, D, E, F), (mc, md, me_, mf), inertias)]
     loads = [(co, mc * g * A['3']), (do, md * g * A['3']), (eo, me_ * g * A['3']),
              (fo, mf * g * A['3']), (C, T4 * A['1'] - T6 * B['2'] - T7 * C['3']),
              (D, T6 * C['2']), (E, T7 * C['3'])]
