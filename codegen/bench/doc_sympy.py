@@ -15,6 +15,7 @@ import sympy as sm
 import sympy.physics.biomechanics as bm
 import sympy.physics.mechanics as me
 
+from .. import examples
 from .doc_model import DocModel, from_system
 
 __all__ = ["rolling_disc", "rolling_disc_aux", "bicycle", "nonminimal_pendulum",
@@ -74,99 +75,20 @@ def rolling_disc_aux() -> DocModel:
 def bicycle() -> DocModel:
     """The linearized Carvallo-Whipple bicycle page: q4 dependent through the contact
     of the front wheel, u1, u4, u6 dependent through its no-slip constraints,
-    constraint_solver='CRAMER'; Meijaard's benchmark values."""
-    q1, q2, q3, q4, q5 = me.dynamicsymbols('q1 q2 q3 q4 q5')
-    q1d, q2d, q4d, q5d = me.dynamicsymbols('q1 q2 q4 q5', 1)
-    u1, u2, u3, u4, u5, u6 = me.dynamicsymbols('u1 u2 u3 u4 u5 u6')
-    (WFrad, WRrad, htangle, forkoffset, forklength, framelength, forkcg1, forkcg3,
-     framecg1, framecg3) = sm.symbols('WFrad WRrad htangle forkoffset forklength '
-                                      'framelength forkcg1 forkcg3 framecg1 framecg3')
-    Iwr11, Iwr22, Iwf11, Iwf22 = sm.symbols('Iwr11 Iwr22 Iwf11 Iwf22')
-    Iframe11, Iframe22, Iframe33, Iframe31 = sm.symbols('Iframe11 Iframe22 Iframe33 Iframe31')
-    Ifork11, Ifork22, Ifork33, Ifork31 = sm.symbols('Ifork11 Ifork22 Ifork33 Ifork31')
-    g, mframe, mfork, mwf, mwr = sm.symbols('g mframe mfork mwf mwr')
-
-    N = me.ReferenceFrame('N')
-    Y = N.orientnew('Y', 'Axis', [q1, N.z])
-    R = Y.orientnew('R', 'Axis', [q2, Y.x])
-    Frame = R.orientnew('Frame', 'Axis', [q4 + htangle, R.y])
-    WR = me.ReferenceFrame('WR')                     # wheel angles are ignorable
-    TempFrame = Frame.orientnew('TempFrame', 'Axis', [-htangle, Frame.y])
-    Fork = Frame.orientnew('Fork', 'Axis', [q5, Frame.x])
-    TempFork = Fork.orientnew('TempFork', 'Axis', [-htangle, Fork.y])
-    WF = me.ReferenceFrame('WF')
-
-    WR_cont = me.Point('WR_cont')
-    WR_mc = WR_cont.locatenew('WR_mc', WRrad * R.z)
-    Steer = WR_mc.locatenew('Steer', framelength * Frame.z)
-    Frame_mc = WR_mc.locatenew('Frame_mc', -framecg1 * Frame.x + framecg3 * Frame.z)
-    Fork_mc = Steer.locatenew('Fork_mc', -forkcg1 * Fork.x + forkcg3 * Fork.z)
-    WF_mc = Steer.locatenew('WF_mc', forklength * Fork.x + forkoffset * Fork.z)
-    WF_cont = WF_mc.locatenew('WF_cont',
-                              WFrad * (me.dot(Fork.y, Y.z) * Fork.y - Y.z).normalize())
-
-    Y.set_ang_vel(N, u1 * Y.z)
-    R.set_ang_vel(Y, u2 * R.x)
-    WR.set_ang_vel(Frame, u3 * Frame.y)
-    Frame.set_ang_vel(R, u4 * Frame.y)
-    Fork.set_ang_vel(Frame, u5 * Fork.x)
-    WF.set_ang_vel(Fork, u6 * Fork.y)
-    WR_cont.set_vel(N, 0)
-    WR_mc.v2pt_theory(WR_cont, N, WR)
-    Steer.v2pt_theory(WR_mc, N, Frame)
-    Frame_mc.v2pt_theory(WR_mc, N, Frame)
-    Fork_mc.v2pt_theory(Steer, N, Fork)
-    WF_mc.v2pt_theory(Steer, N, Fork)
-    WF_cont.v2pt_theory(WF_mc, N, WF)
-
-    kd = [q1d - u1, q2d - u2, q4d - u4, q5d - u5]
-    speed_constraints = [me.dot(WF_cont.vel(N), e) for e in (Y.x, Y.y, Y.z)]
-    coord_constraints = [me.dot(WF_cont.pos_from(WR_cont), Y.z)]
-
-    bodies = [
-        me.RigidBody('BodyFrame', Frame_mc, Frame, mframe,
-                     (me.inertia(TempFrame, Iframe11, Iframe22, Iframe33, 0, 0, Iframe31),
-                      Frame_mc)),
-        me.RigidBody('BodyFork', Fork_mc, Fork, mfork,
-                     (me.inertia(TempFork, Ifork11, Ifork22, Ifork33, 0, 0, Ifork31), Fork_mc)),
-        me.RigidBody('BodyWR', WR_mc, WR, mwr, (me.inertia(Frame, Iwr11, Iwr22, Iwr11), WR_mc)),
-        me.RigidBody('BodyWF', WF_mc, WF, mwf, (me.inertia(Fork, Iwf11, Iwf22, Iwf11), WF_mc)),
-    ]
-    loads = [(Frame_mc, -mframe * g * Y.z), (Fork_mc, -mfork * g * Y.z),
-             (WF_mc, -mwf * g * Y.z), (WR_mc, -mwr * g * Y.z)]
-
-    # Meijaard's benchmark, converted to this model's geometry as the page does
-    rear, front, trail, wheelbase = 0.3, 0.35, 0.08, 1.02
-    hta = math.pi / 2 - math.pi / 10
-    rake = -(trail * math.sin(hta) - front * math.cos(hta))
-    frame_cg_x, frame_cg_z, fork_cg_x, fork_cg_z = 0.3, 0.9, 0.9, 0.7
-    frame_length = wheelbase * math.sin(hta) - (rake - (front - rear) * math.cos(hta))
-    frame_cg_norm = (frame_cg_z - rear - frame_cg_x / math.sin(hta) * math.cos(hta)) \
-        * math.sin(hta)
-    frame_cg_par = frame_cg_x / math.sin(hta) + \
-        (frame_cg_z - rear - frame_cg_x / math.sin(hta) * math.cos(hta)) * math.cos(hta)
-    ta, tb = fork_cg_z - front, wheelbase - fork_cg_x
-    tc = math.hypot(ta, tb)
-    fork_l = wheelbase * math.cos(hta) - (front - rear) * math.sin(hta)
-    fork_cg_norm = rake + tc * math.sin(math.pi / 2 - hta - math.acos(ta / tc))
-    fork_cg_par = tc * math.cos(math.pi / 2 - hta - math.acos(ta / tc)) - fork_l
-    constants = {
-        WFrad: front, WRrad: rear, htangle: hta, forkoffset: rake, forklength: fork_l,
-        framelength: frame_length, forkcg1: fork_cg_par, forkcg3: fork_cg_norm,
-        framecg1: frame_cg_norm, framecg3: frame_cg_par,
-        Iwr11: 0.0603, Iwr22: 0.12, Iwf11: 0.1405, Iwf22: 0.28,
-        Ifork11: 0.05892, Ifork22: 0.06, Ifork33: 0.00708, Ifork31: 0.00756,
-        Iframe11: 9.2, Iframe22: 11.0, Iframe33: 2.8, Iframe31: -2.4,
-        mfork: 4.0, mframe: 85.0, mwf: 3.0, mwr: 2.0, g: 9.81}
-    speed = 5.0
+    constraint_solver='CRAMER'; Meijaard's benchmark values. The page's model is SymPy's
+    test_kane3, which codegen.examples.whipple_bicycle writes out already."""
+    m = examples.whipple_bicycle()
     return DocModel(
-        "bicycle", DOC + "mechanics/bicycle_example.rst", N, [q1, q2, q5], [u2, u3, u5], kd,
-        bodies, loads, q_dependent=[q4], u_dependent=[u1, u4, u6],
-        configuration_constraints=coord_constraints, velocity_constraints=speed_constraints,
-        options=dict(constraint_solver='CRAMER'), constants=constants,
-        initial_conditions={q5: 0.05, u2: 0.5, u3: speed / rear}, times=(0.0, 1.0, 21),
-        note="the page linearizes at forward speed v; the initial state (v = 5 m/s, roll "
-             "rate 0.5 rad/s, steer 0.05 rad) is ours")
+        "bicycle", DOC + "mechanics/bicycle_example.rst", m.frame, m.q_ind, m.u_ind,
+        m.kd_eqs, m.bodies, m.loads, q_dependent=m.q_dependent, u_dependent=m.u_dependent,
+        configuration_constraints=m.configuration_constraints,
+        velocity_constraints=m.velocity_constraints,
+        options=dict(constraint_solver='CRAMER'),
+        constants={s: float(m.parameter_values[s.name]) for s in m.constants},
+        initial_conditions=dict(zip(m.q_ind + m.q_dependent + m.u_ind, m.initial_state)),
+        times=(0.0, 1.0, 21),
+        note="the page linearizes at forward speed v; the initial state (upright at 5 m/s, "
+             "roll rate 0.5 rad/s) is ours")
 
 
 def nonminimal_pendulum() -> DocModel:
