@@ -64,16 +64,16 @@ class PointOracle:
             plain[qk] = q[k]
 
         def to_plain(exprs):
-            return sm.Matrix([sm.sympify(x).subs(plain) for x in exprs])
+            return sm.Matrix([sm.sympify(x).xreplace(plain) for x in exprs])
 
         aP, A, w, gB = to_plain(aB), to_plain(A), to_plain(w), to_plain(gB)
         zero = dict.fromkeys(qdd, 0)
         data = list(r) + list(Phi) + list(Gs) + list(e) + [eps]
         state = list(q) + list(qd)
         self.J = sm.lambdify(state + data, aP.jacobian(qdd), "numpy")
-        self.b = sm.lambdify(state + data, aP.subs(zero), "numpy")
+        self.b = sm.lambdify(state + data, aP.xreplace(zero), "numpy")
         self.Gamma = sm.lambdify(state, A.jacobian(qdd), "numpy")
-        self.A0 = sm.lambdify(state, A.subs(zero), "numpy")
+        self.A0 = sm.lambdify(state, A.xreplace(zero), "numpy")
         self.w = sm.lambdify(state, w, "numpy")
         self.gB = sm.lambdify(state + list(gN), gB, "numpy")
 

@@ -312,22 +312,31 @@ def test_bad_beam_and_body_input():
 # ---- the spin-up against Exudyn ------------------------------------------------
 
 @pytest.fixture(scope="session")
-def exudyn_spin_up_4():
+def exudyn_reference():
+    """Exudyn's spin-up per Omega, computed once (a modest mesh: 8 elements are within
+    0.02 % of 32 at Omega = 10)."""
     pytest.importorskip("exudyn")
     from codegen.flexible.reference import exudyn_spin_up
-    return exudyn_spin_up(4.0, t_end=20.0, elements=8, steps=2000)
+    cache = {}
+
+    def get(omega):
+        if omega not in cache:
+            cache[omega] = exudyn_spin_up(omega, t_end=20.0, elements=8, steps=2000)
+        return cache[omega]
+    return get
 
 
-def test_spin_up_against_exudyn(exudyn_spin_up_4):
-    """Omega = 4 rad/s (above the first frequency): the modal model with geometric
-    stiffening follows the exact beam within 2 % of the peak; without it the tip
-    deflection grows without bound."""
+@pytest.mark.parametrize("omega", [4.0, 10.0])
+def test_spin_up_against_exudyn(exudyn_reference, omega):
+    """Above the first frequency (3.8 rad/s): the modal model with geometric stiffening
+    follows the exact beam within 2 % of the peak; without it the tip deflection
+    grows without bound."""
     from codegen.flexible.reference import modal_spin_up
-    t, exact = exudyn_spin_up_4
+    t, exact = exudyn_reference(omega)
     peak = np.abs(exact).max()
-    assert 0.3 < peak < 0.5
-    _, d = modal_spin_up(4.0, n_modes=3, t_end=20.0, t_eval=t, rtol=1e-8, atol=1e-10)
+    assert 0.3 < peak < 1.0
+    _, d = modal_spin_up(omega, n_modes=3, t_end=20.0, t_eval=t, rtol=1e-8, atol=1e-10)
     assert np.abs(d - exact).max() < 0.02 * peak
-    _, lin = modal_spin_up(4.0, n_modes=3, t_end=20.0, t_eval=t, geometric_stiffening=False,
-                           rtol=1e-6, atol=1e-8)
+    _, lin = modal_spin_up(omega, n_modes=2, t_end=15.0, t_eval=t[t <= 15.0],
+                           geometric_stiffening=False, rtol=1e-6, atol=1e-8)
     assert np.abs(lin).max() > 100 * peak

@@ -30,8 +30,13 @@ T_SPIN = 15.0
 
 def hub_angle(t, omega: float, T: float = T_SPIN):
     """(theta, theta', theta'') of the prescribed hub at time(s) t."""
-    t = np.asarray(t, dtype=float)
     c = 2 * math.pi / T
+    if np.isscalar(t):        # the integrators' calls: plain floats are ten times faster
+        if t <= T:
+            return (omega / T * (t * t / 2 + (math.cos(c * t) - 1) / c**2),
+                    omega / T * (t - math.sin(c * t) / c), omega / T * (1 - math.cos(c * t)))
+        return omega * T / 2 + omega * (t - T), omega, 0.0
+    t = np.asarray(t, dtype=float)
     up = t <= T
     th = np.where(up, omega / T * (t**2 / 2 + (np.cos(c * t) - 1) / c**2),
                   omega * T / 2 + omega * (t - T))
@@ -84,7 +89,7 @@ def exudyn_spin_up(omega: float, t_end: float = 30.0, elements: int = 8, steps: 
     m_angle = mbs.AddMarker(MarkerNodeCoordinate(nodeNumber=hub["nodeNumber"], coordinate=2))
 
     def angle(mbs_, t, item, offset):
-        return float(hub_angle(t, omega, T)[0])
+        return hub_angle(float(t), omega, T)[0]
 
     mbs.AddObject(CoordinateConstraint(markerNumbers=[m_zero, m_angle], offsetUserFunction=angle))
     tip = mbs.AddSensor(SensorNode(nodeNumber=nodes[-1], storeInternal=True,
@@ -136,8 +141,8 @@ def modal_spin_up(omega: float, n_modes: int = 4, t_end: float = 30.0,
     tip = modes.shape_at(L)[0][1]
 
     def ode(t, x):
-        _, w, wd = hub_angle(t, omega, T)
-        acc = Minv @ np.asarray(f(x[:n], x[n:], float(w), float(wd)), dtype=float).ravel()
+        _, w, wd = hub_angle(float(t), omega, T)
+        acc = Minv @ np.asarray(f(x[:n], x[n:], w, wd), dtype=float).ravel()
         return np.concatenate([x[n:], acc])
 
     if t_eval is None:
@@ -172,8 +177,9 @@ def compare(omegas=(4.0, 10.0), t_end: float = 30.0, elements=(4, 8, 16, 32),
             for stiff in (True, False):
                 _, d = modal_spin_up(omega, n, t_end, geometric_stiffening=stiff, t_eval=t)
                 err = np.abs(d - fine).max()
+                verdict = "diverges" if err > peak else f"max error {err:.3g} m ({err / peak:.2%})"
                 print(f"  modal, {n} modes, stiffening {'on ' if stiff else 'off'}: max |tip| "
-                      f"{np.abs(d).max():.4g} m, max error {err:.3g} m ({err / peak:.2%})")
+                      f"{np.abs(d).max():.4g} m, {verdict}")
 
 
 if __name__ == "__main__":
