@@ -269,6 +269,31 @@ def test_flexible_body_points_and_terms():
     assert body.terms(w, s[:2], s[2:]).M.shape == (8, 8)
 
 
+def test_beam_constants_stay_symbolic():
+    """A beam's terms in free constants L, EI, rho_A equal, at values, those of the beam
+    computed with those values; so do its points."""
+    L, EI, rA = sm.symbols("L EI rho_A")
+    N = ReferenceFrame("N")
+    O = Point("O")
+    eta, zeta = dynamicsymbols("eta1:3"), dynamicsymbols("zeta1:3")
+    unit = beam_modes(1.0, 1.0, 1.0, 1, bending=("y", "z"), damping_ratio=0.02)
+    sym = FlexibleBody("s", N, O, unit, eta, zeta, constants=dict(L=L, EI=EI, rho_A=rA))
+    num = FlexibleBody("n", N, O, beam_modes(10.0, 14.0, 1.2, 1, bending=("y", "z"),
+                                             damping_ratio=0.02), eta, zeta)
+    w, e, d, g = sm.symbols("w0:3"), sm.symbols("e0:2"), sm.symbols("d0:2"), sm.symbols("g0:3")
+    values = dict(zip(w + e + d + g, np.random.default_rng(5).normal(size=10)))
+    values.update({L: 10.0, EI: 14.0, rA: 1.2})
+    ts, tn = sym.terms(w, e, d, g), num.terms(w, e, d, g)
+    for a, b in ((ts.M, tn.M), (ts.h, tn.h), (ts.Q, tn.Q)):
+        a, b = np.array(a.subs(values), float), np.array(b.subs(values), float)
+        assert np.abs(a - b).max() < 1e-12 * np.abs(b).max()
+    at = {L: 10.0, eta[0]: 0.3, eta[1]: -0.2}
+    ps = sym.point_at(1.0).pos_from(O).to_matrix(N).subs(at)
+    pn = num.point_at(10.0).pos_from(O).to_matrix(N).subs(at)
+    assert np.allclose(np.array(ps, float), np.array(pn, float), rtol=1e-12)
+    assert sym.elastic_energy().has(EI)
+
+
 # ---- bad input ------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, match", [

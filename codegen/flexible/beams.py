@@ -221,7 +221,8 @@ def beam_modes(L: float, EI: float, rho_A: float, n_modes: int, kind: str = "can
         D = (D + D.T) / 2
     return Modes(mass=mass, position=position, shape=shape, stiffness=(K + K.T) / 2,
                  damping=D, names=tuple(names), foreshortening=foreshortening(x),
-                 shape_at=shape_at)
+                 shape_at=shape_at, beam=dict(L=L, EI=EI, rho_A=rho_A, EI_z=EI_z, axial=axial,
+                                              damping_ratio=damping_ratio))
 
 
 def _modal(K, M):

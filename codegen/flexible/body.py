@@ -15,9 +15,9 @@ import numpy as np
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, Vector
 
-from .invariants import Invariants, invariants
+from .invariants import Invariants, beam_invariants, invariants
 from .modes import Modes, check_modal_matrix
-from .terms import BodyTerms, body_terms
+from .terms import BodyTerms, body_terms, coefficient
 
 __all__ = ["FlexibleBody"]
 
@@ -48,6 +48,11 @@ class FlexibleBody:
     stiffness, damping : (n, n) modal matrices replacing the mode data's.
     geometric_stiffening : keep the second-order foreshortening (default); False
         gives the classical linear modal model.
+    constants : for an analytic beam, ``dict(L=..., EI=..., rho_A=...)`` (symbols or
+        numbers) that its terms and points are written in
+        (:func:`~codegen.flexible.invariants.beam_invariants`); the mode data's own
+        values then only fix the shapes. Stations x of :meth:`point_at` are in the
+        mode data's length.
 
     Examples
     --------
@@ -62,7 +67,8 @@ class FlexibleBody:
     """
 
     def __init__(self, name: str, frame: ReferenceFrame, origin: Point, modes: Modes, q, u,
-                 stiffness=None, damping=None, geometric_stiffening: bool = True):
+                 stiffness=None, damping=None, geometric_stiffening: bool = True,
+                 constants: dict | None = None):
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"the frame of flexible body {name!r} is {frame!r}, not a ReferenceFrame")
         if not isinstance(origin, Point):
@@ -83,6 +89,17 @@ class FlexibleBody:
                              f"no geometric stiffening; pass geometric_stiffening=False for "
                              f"the linear modal model")
         self.geometric_stiffening = bool(geometric_stiffening)
+        if constants is not None:
+            if set(constants) != {"L", "EI", "rho_A"}:
+                raise ValueError(f"flexible body {name!r}: constants must name L, EI and rho_A, "
+                                 f"got {sorted(constants)}")
+            if stiffness is not None or damping is not None:
+                raise ValueError(f"flexible body {name!r}: constants scale the beam's own "
+                                 f"stiffness and damping; do not give them as well")
+            if modes.beam is None:
+                raise ValueError(f"flexible body {name!r}: constants need an analytic beam's "
+                                 f"mode data (beam_modes)")
+        self.constants = dict(constants) if constants is not None else None
         self._points = {}
 
     def __repr__(self):
@@ -95,6 +112,9 @@ class FlexibleBody:
     @cached_property
     def invariants(self) -> Invariants:
         """The inertia invariants, formed once."""
+        if self.constants is not None:
+            return beam_invariants(self.modes, geometric_stiffening=self.geometric_stiffening,
+                                   **self.constants)
         inv = invariants(self.modes, self.geometric_stiffening)
         from dataclasses import replace
         return replace(inv, stiffness=np.array(self.stiffness, dtype=float),
@@ -117,17 +137,22 @@ class FlexibleBody:
 
     def elastic_energy(self):
         """1/2 eta^T K eta in the body's coordinates."""
-        K = self.stiffness
-        return sm.Add(*[sm.Float(K[k, l], 17) * self.q[k] * self.q[l] / 2
+        K = self.invariants.stiffness
+        return sm.Add(*[coefficient(K[k, l]) * self.q[k] * self.q[l] / 2
                         for k in range(self.n) for l in range(self.n) if K[k, l] != 0])
+
+    def _length_scale(self):
+        """L over the mode data's length (1 without constants)."""
+        return 1 if self.constants is None else self.constants["L"] / self.modes.beam["L"]
 
     def displacement(self, shape: np.ndarray, G: np.ndarray | None) -> Vector:
         """Phi eta - 1/2 (eta^T G eta) e as a Vector in B (G ignored without stiffening)."""
         B, q = self.frame, self.q
-        comps = [sm.Add(*[sm.Float(shape[a, k], 17) * q[k] for k in range(self.n)
+        G = None if G is None else G / self._length_scale()
+        comps = [sm.Add(*[coefficient(shape[a, k]) * q[k] for k in range(self.n)
                           if shape[a, k] != 0]) for a in range(3)]
         if self.geometric_stiffening and G is not None:
-            quad = sm.Add(*[sm.Float(G[k, l], 17) * q[k] * q[l] for k in range(self.n)
+            quad = sm.Add(*[coefficient(G[k, l]) * q[k] * q[l] for k in range(self.n)
                             for l in range(self.n) if G[k, l] != 0]) / 2
             comps = [c - quad * float(e) for c, e in zip(comps, self.modes.axis)]
         return comps[0] * B.x + comps[1] * B.y + comps[2] * B.z
@@ -136,7 +161,8 @@ class FlexibleBody:
         if key not in self._points:
             P = Point(f"{self.name}_{label}")
             B = self.frame
-            P.set_pos(self.origin, float(r[0]) * B.x + float(r[1]) * B.y + float(r[2]) * B.z
+            lam = self._length_scale()
+            P.set_pos(self.origin, lam * (float(r[0]) * B.x + float(r[1]) * B.y + float(r[2]) * B.z)
                       + self.displacement(shape, G))
             self._points[key] = P
         P = self._points[key]

@@ -28,13 +28,14 @@ become terms of the generated code.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import sympy as sm
 
 from .modes import Modes
 
-__all__ = ["Invariants", "invariants"]
+__all__ = ["Invariants", "invariants", "beam_invariants"]
 
 _CLEAN = 1e-13
 
@@ -105,3 +106,32 @@ def invariants(modes: Modes, geometric_stiffening: bool = True) -> Invariants:
         Jrot=_clean(Jrot), JPsi=_clean(JPsi), PsiJPsi=_clean(PsiJPsi),
         stiffness=_clean(modes.stiffness), damping=_clean(modes.damping),
         axis=np.array(modes.axis, dtype=float))
+
+
+def _sqrt(x):
+    return sm.sqrt(x) if isinstance(x, sm.Basic) else float(np.sqrt(x))
+
+
+def beam_invariants(modes: Modes, L, EI, rho_A, geometric_stiffening: bool = True) -> Invariants:
+    """The invariants of an analytic beam (:func:`~codegen.flexible.beam_modes`) as
+    expressions in the constants L, EI, rho_A (symbols or numbers), for a model whose
+    constants stay free.
+
+    The shapes are functions of x/L, so with the beam computed at (L0, EI0, rho_A0)
+    each invariant scales by a power of l = L/L0 and m = rho_A/rho_A0, the stiffness
+    by k/l^3 (k = EI/EI0) and proportional damping by sqrt(k m)/l. Axial modes (EA)
+    and a second bending stiffness EI_z do not scale so: they are refused.
+    """
+    b = modes.beam
+    if b is None:
+        raise ValueError("symbolic beam constants need an analytic beam's mode data (beam_modes)")
+    if b["axial"] or b["EI_z"] is not None:
+        raise ValueError("symbolic beam constants support bending with one EI only "
+                         "(no axial modes, no EI_z)")
+    inv = invariants(modes, geometric_stiffening)
+    l, m, k = L / b["L"], rho_A / b["rho_A"], EI / b["EI"]
+    scale = dict(mass=m * l, s0=m * l**2, Irr=m * l**3, S1=m * l, C1=m * l**2, C2=m * l,
+                 Gbar=m, D=m * l, stiffness=k / l**3, damping=_sqrt(k * m) / l)
+    fields = {name: (np.asarray(getattr(inv, name)) * factor if name != "mass"
+                     else inv.mass * factor) for name, factor in scale.items()}
+    return replace(inv, **fields)

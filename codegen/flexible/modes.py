@@ -90,6 +90,7 @@ class Modes:
     rotation_shape: np.ndarray | None = None   # (N, 3, n)
     shape_at: object = None             # callable x -> (Phi (3, n), G (n, n)), beams only
     node_labels: tuple = ()             # FE data: the node each point is
+    beam: dict | None = None            # analytic beams: L, EI, rho_A, EI_z, axial, damping_ratio
 
     @property
     def n(self) -> int:

@@ -61,7 +61,7 @@ import sympy as sm
 
 from .invariants import Invariants
 
-__all__ = ["BodyTerms", "body_terms"]
+__all__ = ["BodyTerms", "body_terms", "coefficient"]
 
 _LEVI = np.zeros((3, 3, 3))
 for _a, _b, _c in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
@@ -79,15 +79,19 @@ class BodyTerms:
     Q: sm.Matrix
 
 
-def _num(c: float):
-    return sm.Float(float(c), 17)
+def coefficient(c):
+    """A number as an exact-double Float; a symbolic invariant (a beam's scaled by
+    its constants) as it is."""
+    if isinstance(c, (int, float, np.floating, np.integer)):
+        return sm.Float(float(c), 17)
+    return sm.sympify(c)
 
 
 def _lin(T: np.ndarray, x) -> np.ndarray:
     """sum_k T[..., k] x_k as an object array of sympy sums (zero coefficients skipped)."""
     out = np.empty(T.shape[:-1], dtype=object)
     for idx in np.ndindex(*T.shape[:-1]):
-        out[idx] = sm.Add(*[_num(c) * xk for c, xk in zip(T[idx], x) if c != 0])
+        out[idx] = sm.Add(*[coefficient(c) * xk for c, xk in zip(T[idx], x) if c != 0])
     return out
 
 
@@ -97,7 +101,7 @@ def _quad(T: np.ndarray, x, y) -> np.ndarray:
     n = T.shape[-1]
     for idx in np.ndindex(*T.shape[:-2]):
         t = T[idx]
-        out[idx] = sm.Add(*[_num(t[k, l]) * x[k] * y[l] for k in range(n) for l in range(n)
+        out[idx] = sm.Add(*[coefficient(t[k, l]) * x[k] * y[l] for k in range(n) for l in range(n)
                             if t[k, l] != 0])
     return out
 
@@ -105,7 +109,7 @@ def _quad(T: np.ndarray, x, y) -> np.ndarray:
 def _const(T: np.ndarray) -> np.ndarray:
     out = np.empty(T.shape, dtype=object)
     for idx in np.ndindex(*T.shape):
-        out[idx] = _num(T[idx]) if T[idx] != 0 else sm.S.Zero
+        out[idx] = coefficient(T[idx]) if T[idx] != 0 else sm.S.Zero
     return out
 
 
@@ -150,7 +154,7 @@ def body_terms(inv: Invariants, w, eta, etad, gravity=None) -> BodyTerms:
     J = (Pi[0, 0] + Pi[1, 1] + Pi[2, 2]) * I3 - Pi + _const(inv.Jrot)
 
     M = np.empty((6 + n, 6 + n), dtype=object)
-    M[:3, :3] = _num(inv.mass) * I3
+    M[:3, :3] = coefficient(inv.mass) * I3
     M[:3, 3:6] = -_skew(c)
     M[:3, 6:] = _const(inv.S1) - np.outer(_const(e), Geta)
     M[3:6, 3:6] = J
@@ -185,7 +189,7 @@ def body_terms(inv: Invariants, w, eta, etad, gravity=None) -> BodyTerms:
     for a in range(3):
         for b in range(3):
             if Om2[a, b] != 0:
-                h_e = [h + Om2[a, b] * (_num(C1T[a, b, k]) + _lin(inv.C2[a, b, k], eta)[()])
+                h_e = [h + Om2[a, b] * (coefficient(C1T[a, b, k]) + _lin(inv.C2[a, b, k], eta)[()])
                        for k, h in enumerate(h_e)]
             if W[a, b] != 0:
                 h_e = [h + 2 * W[a, b] * _lin(inv.C2[a, b, k], etad)[()] for k, h in enumerate(h_e)]
