@@ -53,6 +53,9 @@ class FlexibleBody:
         (:func:`~codegen.flexible.invariants.beam_invariants`); the mode data's own
         values then only fix the shapes. Stations x of :meth:`point_at` are in the
         mode data's length.
+    gravity : a Vector, the gravitational acceleration acting on the body's whole mass
+        (deformed), or None. A distributed load cannot be a load on one point; the
+        formulation passes it to :meth:`terms` in B's components.
 
     Examples
     --------
@@ -68,7 +71,7 @@ class FlexibleBody:
 
     def __init__(self, name: str, frame: ReferenceFrame, origin: Point, modes: Modes, q, u,
                  stiffness=None, damping=None, geometric_stiffening: bool = True,
-                 constants: dict | None = None):
+                 constants: dict | None = None, gravity: Vector | None = None):
         if not isinstance(frame, ReferenceFrame):
             raise TypeError(f"the frame of flexible body {name!r} is {frame!r}, not a ReferenceFrame")
         if not isinstance(origin, Point):
@@ -100,6 +103,9 @@ class FlexibleBody:
                 raise ValueError(f"flexible body {name!r}: constants need an analytic beam's "
                                  f"mode data (beam_modes)")
         self.constants = dict(constants) if constants is not None else None
+        if gravity is not None and not isinstance(gravity, Vector):
+            raise TypeError(f"the gravity of flexible body {name!r} is {gravity!r}, not a Vector")
+        self.gravity = gravity
         self._points = {}
 
     def __repr__(self):
