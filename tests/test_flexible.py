@@ -42,7 +42,8 @@ def _terms_fn(inv):
     return fn
 
 
-def fe_beam(nodes: int, L=10.0, EI=14.0, rho_A=1.2, modes=3, bending=("y", "z")):
+def fe_beam(nodes: int, L=10.0, EI=14.0, rho_A=1.2, modes=3, bending=("y", "z"),
+            rotary_inertia=None):
     """A cantilever as FE programs export it: Hermite beam elements, lumped node
     masses, modes from numpy with the rotations condensed out."""
     ne = nodes - 1
@@ -73,7 +74,7 @@ def fe_beam(nodes: int, L=10.0, EI=14.0, rho_A=1.2, modes=3, bending=("y", "z"))
     Km = np.kron(np.eye(nb), V.T @ Kc @ V)
     pos = np.zeros((nodes, 3))
     pos[:, 0] = np.linspace(0, L, nodes)
-    return fe_modes(pos, m, shapes, Km)
+    return fe_modes(pos, m, shapes, Km, rotary_inertia=rotary_inertia)
 
 
 # ---- mode data ----------------------------------------------------------------
@@ -160,10 +161,14 @@ def test_beam_terms_converge_to_point_masses(oracle2):
     assert errs[1] < 2e-3 and errs[0] / errs[1] > 10
 
 
-def test_energy_and_momentum_conserved_free_rotation():
+@pytest.mark.parametrize("data", ["beam", "fe_rotary"])
+def test_energy_and_momentum_conserved_free_rotation(data):
     """A beam bending in y and z on a free rigid hub (fixed point O): with the
-    second-order S, energy and angular momentum are exact invariants."""
-    inv = invariants(beam_modes(10.0, 14.0, 1.2, 1, bending=("y", "z")))
+    second-order S, energy and angular momentum are exact invariants (also with the
+    rotary inertia of FE nodes)."""
+    modes = beam_modes(10.0, 14.0, 1.2, 1, bending=("y", "z")) if data == "beam" \
+        else fe_beam(6, modes=1, rotary_inertia=np.full(6, 0.05))
+    inv = invariants(modes)
     n = inv.n
     w, eta, etad = sm.symbols("w0:3"), sm.symbols(f"e0:{n}"), sm.symbols(f"d0:{n}")
     bt = body_terms(inv, w, eta, etad)
