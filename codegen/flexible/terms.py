@@ -87,11 +87,22 @@ def coefficient(c):
     return sm.sympify(c)
 
 
+def _scaled(c, x):
+    """c x, for a coefficient c and a product of symbols x, built directly: SymPy's
+    Mul would reach the same canonical product (number first, then x's factors) ten
+    times slower. Sums, numeric factors and symbolic coefficients take the usual way."""
+    c = coefficient(c)
+    if c.is_Float and not (x.is_Add or x.is_Number or (x.is_Mul and x.args[0].is_Number)):
+        return sm.Mul._from_args((c,) + (x.args if x.is_Mul else (x,)))
+    return c * x
+
+
 def _lin(T: np.ndarray, x) -> np.ndarray:
     """sum_k T[..., k] x_k as an object array of sympy sums (zero coefficients skipped)."""
+    x = [sm.sympify(xk) for xk in x]
     out = np.empty(T.shape[:-1], dtype=object)
     for idx in np.ndindex(*T.shape[:-1]):
-        out[idx] = sm.Add(*[coefficient(c) * xk for c, xk in zip(T[idx], x) if c != 0])
+        out[idx] = sm.Add(*[_scaled(c, xk) for c, xk in zip(T[idx], x) if c != 0])
     return out
 
 
@@ -99,9 +110,10 @@ def _quad(T: np.ndarray, x, y) -> np.ndarray:
     """sum_kl T[..., k, l] x_k y_l."""
     out = np.empty(T.shape[:-2], dtype=object)
     n = T.shape[-1]
+    pairs = [[sm.sympify(x[k]) * sm.sympify(y[l]) for l in range(n)] for k in range(n)]
     for idx in np.ndindex(*T.shape[:-2]):
         t = T[idx]
-        out[idx] = sm.Add(*[coefficient(t[k, l]) * x[k] * y[l] for k in range(n) for l in range(n)
+        out[idx] = sm.Add(*[_scaled(t[k, l], pairs[k][l]) for k in range(n) for l in range(n)
                             if t[k, l] != 0])
     return out
 
@@ -116,6 +128,12 @@ def _const(T: np.ndarray) -> np.ndarray:
 def _cross(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]], dtype=object)
+
+
+def _along(e: np.ndarray, x) -> np.ndarray:
+    """The vector x e for a numeric unit vector e, without multiplying x by 1.0."""
+    return np.array([x if c == 1 else (-x if c == -1 else (coefficient(c) * x if c else sm.S.Zero))
+                     for c in e], dtype=object)
 
 
 def _skew(v) -> np.ndarray:
@@ -138,25 +156,25 @@ def body_terms(inv: Invariants, w, eta, etad, gravity=None) -> BodyTerms:
     if len(eta) != n or len(etad) != n or w.shape != (3,):
         raise ValueError(f"the body has {n} modes: give 3 components of w and {n} "
                          f"coordinates and {n} rates (got {len(w)}, {len(eta)}, {len(etad)})")
+    # numbers are folded into the invariants before expressions are built: SymPy
+    # distributes a number over a sum, which costs more than everything else here
     e = inv.axis
     I3 = np.eye(3, dtype=object)
+    eta_, etad_ = np.array(eta, dtype=object), np.array(etad, dtype=object)
 
     # first moment c = int p dm, to second order
-    Geta = _lin(inv.Gbar, eta)                               # (Gbar eta)_k
-    etaGeta = sm.Add(*[eta[k] * Geta[k] for k in range(n)])
-    c = _const(inv.s0) + _lin(inv.S1, eta) - (etaGeta / 2) * _const(e)
+    c = _const(inv.s0) + _lin(inv.S1, eta) + _along(e, _quad(-0.5 * inv.Gbar, eta, eta)[()])
     # Pi = int p p^T dm, to second order
     P1 = _lin(inv.C1, eta)                                   # int r_a (Phi eta)_b
     P2 = _quad(inv.C2, eta, eta)                             # int (Phi eta)_a (Phi eta)_b
-    Deta2 = _quad(inv.D, eta, eta)                           # int r_a eta^T G eta
-    F = -np.outer(Deta2, _const(e)) / 2                      # int r_a f_b
+    F = np.array([_along(e, x) for x in _quad(-0.5 * inv.D, eta, eta)])   # int r_a f_b
     Pi = _const(inv.Irr) + P1 + P1.T + P2 + F + F.T
     J = (Pi[0, 0] + Pi[1, 1] + Pi[2, 2]) * I3 - Pi + _const(inv.Jrot)
 
     M = np.empty((6 + n, 6 + n), dtype=object)
     M[:3, :3] = coefficient(inv.mass) * I3
-    M[:3, 3:6] = -_skew(c)
-    M[:3, 6:] = _const(inv.S1) - np.outer(_const(e), Geta)
+    M[:3, 3:6] = _skew(-c)
+    M[:3, 6:] = _const(inv.S1) + np.array([_along(e, x) for x in _lin(-inv.Gbar, eta)]).T
     M[3:6, 3:6] = J
     # int [p x] (Phi - e (G eta)^T) dm, to first order
     rPhi = np.einsum("abc,bck->ak", _LEVI, inv.C1)
@@ -170,32 +188,29 @@ def body_terms(inv: Invariants, w, eta, etad, gravity=None) -> BodyTerms:
     # bias h = int T_P^T b_P dm
     Om2 = np.outer(w, w) - (w @ w) * I3                      # w x (w x .) as a matrix
     W = _skew(w)
-    Getad = _lin(inv.Gbar, etad)
-    etaGetad = sm.Add(*[eta[k] * Getad[k] for k in range(n)])
-    etadGetad = sm.Add(*[etad[k] * Getad[k] for k in range(n)])
-    pdot_int = _lin(inv.S1, etad) - etaGetad * _const(e)     # int p' dm
-    h_o = Om2 @ c + 2 * _cross(w, pdot_int) - etadGetad * _const(e)
-    # Lambda = int p' p^T dm, to second order
-    Lam = (_lin(inv.C1, etad).T + _quad(inv.C2, etad, eta)
-           - np.outer(_const(e), _quad(inv.D.transpose(0, 2, 1), eta, etad)))
-    trLam = Lam[0, 0] + Lam[1, 1] + Lam[2, 2]
-    Deta_d2 = _quad(inv.D, etad, etad)
-    Jrot_w = _const(inv.Jrot) @ w + _const(inv.JPsi) @ np.array(etad, dtype=object)
-    h_a = (-_cross(w, Pi @ w) + 2 * (trLam * w - Lam @ w) - _cross(Deta_d2, _const(e))
+    pdot2 = _lin(2 * inv.S1, etad) + _along(e, _quad(-2 * inv.Gbar, eta, etad)[()])  # 2 int p'
+    h_o = Om2 @ c + _cross(w, pdot2) + _along(e, _quad(-inv.Gbar, etad, etad)[()])
+    # 2 Lambda = 2 int p' p^T dm, to second order
+    Lam2 = (_lin(2 * inv.C1, etad).T + _quad(2 * inv.C2, etad, eta)
+            + np.array([_along(e, x) for x in _quad(-2 * inv.D.transpose(0, 2, 1), eta, etad)]).T)
+    Jrot_w = _const(inv.Jrot) @ w + _const(inv.JPsi) @ etad_
+    h_a = (_cross(Pi @ w, w) + (Lam2[0, 0] + Lam2[1, 1] + Lam2[2, 2]) * w - Lam2 @ w
+           + _quad(np.einsum("abc,b,ckl->akl", _LEVI, e, inv.D), etad, etad)   # e x int r eta'G eta'
            + _cross(w, Jrot_w))
     # modal rows, to first order
     C1T = inv.C1.transpose(1, 0, 2)                          # [a, b, k] = int Phi_ak r_b
-    h_e = [sm.S.Zero] * n
+    terms = [[] for _ in range(n)]
     for a in range(3):
         for b in range(3):
-            if Om2[a, b] != 0:
-                h_e = [h + Om2[a, b] * (coefficient(C1T[a, b, k]) + _lin(inv.C2[a, b, k], eta)[()])
-                       for k, h in enumerate(h_e)]
-            if W[a, b] != 0:
-                h_e = [h + 2 * W[a, b] * _lin(inv.C2[a, b, k], etad)[()] for k, h in enumerate(h_e)]
+            for k in range(n):
+                if Om2[a, b] != 0:
+                    terms[k].append(Om2[a, b] * (coefficient(C1T[a, b, k])
+                                                 + _lin(inv.C2[a, b, k], eta)[()]))
+                if W[a, b] != 0:
+                    terms[k].append(W[a, b] * _lin(2 * inv.C2[a, b, k], etad)[()])
     eOm2 = Om2.T @ _const(e)                                 # (e^T Om2)_b
-    Dl = _lin(inv.D, eta)                                    # [b, k] = sum_l D[b,k,l] eta_l
-    h_e = [h - sm.Add(*[eOm2[b] * Dl[b, k] for b in range(3)]) for k, h in enumerate(h_e)]
+    Dl = _lin(-inv.D, eta)                                   # [b, k] = -sum_l D[b,k,l] eta_l
+    h_e = [sm.Add(*terms[k], *[eOm2[b] * Dl[b, k] for b in range(3)]) for k in range(n)]
     h = list(h_o) + list(h_a) + h_e
 
     # generalized forces: gravity acts like a base acceleration -g, then elasticity
@@ -203,10 +218,10 @@ def body_terms(inv: Invariants, w, eta, etad, gravity=None) -> BodyTerms:
     if gravity is not None:
         g = np.array(list(gravity), dtype=object)
         Q = list(M[:, :3] @ g)
-    Ke = _lin(inv.stiffness, eta)
-    De = _lin(inv.damping, etad)
+    Ke = _lin(-inv.stiffness, eta)
+    De = _lin(-inv.damping, etad)
     for k in range(n):
-        Q[6 + k] = Q[6 + k] - Ke[k] - De[k]
+        Q[6 + k] = Q[6 + k] + Ke[k] + De[k]
     Mm = sm.Matrix(6 + n, 6 + n, [sm.sympify(x) for x in M.ravel()])
     return BodyTerms(M=Mm, h=sm.Matrix([sm.sympify(x) for x in h]),
                      Q=sm.Matrix([sm.sympify(x) for x in Q]))
