@@ -9,11 +9,12 @@ body's angular velocity and modal symbols in its own plain form.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
 import sympy as sm
-from sympy.physics.vector import Point, ReferenceFrame, Vector
+from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .invariants import Invariants, beam_invariants, invariants
 from .modes import Modes, check_modal_matrix
@@ -122,7 +123,6 @@ class FlexibleBody:
             return beam_invariants(self.modes, geometric_stiffening=self.geometric_stiffening,
                                    **self.constants)
         inv = invariants(self.modes, self.geometric_stiffening)
-        from dataclasses import replace
         return replace(inv, stiffness=np.array(self.stiffness, dtype=float),
                        damping=np.array(self.damping, dtype=float))
 
@@ -132,7 +132,6 @@ class FlexibleBody:
 
     def kd_eqs(self) -> list:
         """eta_k' - u_k = 0 for each mode."""
-        from sympy.physics.vector import dynamicsymbols
         return [qk.diff(dynamicsymbols._t) - uk for qk, uk in zip(self.q, self.u)]
 
     def terms(self, w, eta, etad, gravity=None) -> BodyTerms:
