@@ -364,11 +364,11 @@ def _free_flyer(name, N, O, q, u, kd):
     # the rotation of the normalised quaternion: orthogonal at every q, so that
     # composing velocities through it holds off the unit sphere too
     n2 = qw ** 2 + qx ** 2 + qy ** 2 + qz ** 2
-    B.orient_explicit(N, sm.Matrix([
+    _orient(B, N, sm.Matrix([
         [qw ** 2 + qx ** 2 - qy ** 2 - qz ** 2, 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)],
         [2 * (qx * qy + qw * qz), qw ** 2 - qx ** 2 + qy ** 2 - qz ** 2, 2 * (qy * qz - qw * qx)],
-        [2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), qw ** 2 - qx ** 2 - qy ** 2 + qz ** 2]]) / n2)
-    B.set_ang_vel(N, wx * B.x + wy * B.y + wz * B.z)
+        [2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), qw ** 2 - qx ** 2 - qy ** 2 + qz ** 2]]) / n2,
+        wx * B.x + wy * B.y + wz * B.z)
     P = O.locatenew(name, x * N.x + y * N.y + z * N.z)
     v = vx * B.x + vy * B.y + vz * B.z
     P.set_vel(N, v)
@@ -384,23 +384,44 @@ def _free_flyer(name, N, O, q, u, kd):
 
 
 def _joint(j, X, OX, N, R, p, angle):
-    """(frame, origin, reaction point) of joint j's child link: oriented from the parent
-    X by the origin's constant rotation R (a frame of its own unless R is the identity),
-    then about the axis by angle (revolute) or moved along it (prismatic)."""
-    const = X
-    if j.type == "prismatic" or not _is_identity(R):
-        const = me.ReferenceFrame(f"{j.child}_joint" if j.type != "prismatic" else j.child)
-        const.orient_explicit(X, _matrix(R))
-    axis = _vector(const, [_exact(c) for c in j.axis])
+    """(frame, origin, reaction point) of joint j's child link. A revolute joint's frame
+    is oriented from the parent's X by one rotation, the origin's constant R times the
+    turn about the axis (one composed orientation per joint: the formulation's
+    transport between two bodies is then this rotation itself, and its zeros stay
+    zeros); a prismatic joint's by R alone, its origin moved along the axis."""
+    a = [_exact(c) for c in j.axis]
+    F = me.ReferenceFrame(j.child)
     if j.type == "prismatic":
+        F.orient_explicit(X, _matrix(R))
         J = OX.locatenew(f"{j.child}_joint", _vector(X, p))
         J.v2pt_theory(OX, N, X)
-        P = J.locatenew(j.child, angle * axis)
-        P.set_vel(const, angle.diff(_t) * axis)
-        P.v1pt_theory(J, N, const)
-        return const, P, J
-    F = me.ReferenceFrame(j.child)
-    F.orient_axis(const, axis, angle)
+        P = J.locatenew(j.child, angle * _vector(F, a))
+        P.set_vel(F, angle.diff(_t) * _vector(F, a))
+        P.v1pt_theory(J, N, F)
+        return F, P, J
+    _orient(F, X, _matrix(R) * _turn(a, angle), angle.diff(_t) * _vector(F, a))
     P = OX.locatenew(j.child, _vector(X, p))
     P.v2pt_theory(OX, N, X)
     return F, P, None
+
+
+def _orient(F, X, R, omega):
+    """F oriented from X by R (components in X = R components in F), its angular
+    velocity in X set to omega. orient_explicit would also derive the angular velocity
+    from R by trigsimp, slow on long expressions and overwritten here: SymPy's hook
+    for that is given omega instead (if SymPy renames it, only the time changes)."""
+    F._w_diff_dcm = lambda parent: omega
+    try:
+        F.orient_explicit(X, R)
+    finally:
+        del F._w_diff_dcm
+    F.set_ang_vel(X, omega)
+
+
+def _turn(a, angle) -> sm.Matrix:
+    """Rodrigues' rotation by angle about the unit axis a: components before the turn =
+    this times components after."""
+    c, s = sm.cos(angle), sm.sin(angle)
+    A = sm.Matrix(a)
+    cross = sm.Matrix([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return c * sm.eye(3) + (1 - c) * A * A.T + s * cross
