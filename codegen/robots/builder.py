@@ -18,7 +18,8 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from ..examples import Model
-from .urdf import MOVABLE, Description, URDFError, parse_urdf, rpy_matrix
+from .checks import check_inertial, check_moving_mass, has_mass, master
+from .urdf import MOVABLE, URDFError, parse_urdf, rpy_matrix
 
 __all__ = ["RobotModel", "from_urdf"]
 
@@ -40,7 +41,13 @@ class RobotModel(Model):
     ``pin.JointModelFreeFlyer()`` for a floating base, and ``mimic=True`` when the
     file has mimic joints), with one difference: a continuous joint's coordinate is
     its angle, where Pinocchio keeps (cos, sin). :meth:`to_pinocchio` and
-    :meth:`from_pinocchio` map between the two.
+    :meth:`from_pinocchio` map between the two. The inputs (``specifieds``) are the
+    joint torques (forces for prismatic joints) in Pinocchio's v order, without the
+    free-flyer's six: pass ``specifieds=model.specifieds`` to ``generate`` to keep
+    that order (its default sorts them by name).
+
+    ``potential_energy`` stays zero: gravity's potential, large for a deep tree, is
+    written only when :meth:`energy` is called.
     """
     #: the moving joints that own a coordinate, in order
     joint_names: list = field(default_factory=list)
@@ -54,6 +61,14 @@ class RobotModel(Model):
     #: body link name -> (ReferenceFrame, origin Point); the root's is the world's for a
     #: fixed base
     links: dict = field(default_factory=dict)
+    #: [(point, force)]: the weights, and the world's origin they are measured from
+    weights: list = field(default_factory=list, repr=False)
+    origin: me.Point = None
+
+    def energy(self):
+        """Kinetic energy plus gravity's potential, in q, u (dynamicsymbols)."""
+        return super().energy() - sum((f.dot(P.pos_from(self.origin)) for P, f in self.weights),
+                                      sm.S.Zero)
 
     def to_pinocchio(self, x):
         """(q, v) of Pinocchio's model for this model's state x."""
@@ -114,33 +129,6 @@ def _matrix(R) -> sm.Matrix:
     return sm.Matrix(3, 3, [_exact(e) for row in R for e in row])
 
 
-def _check_inertial(desc, link, check):
-    """Refuse masses and inertias no body has (URDFError naming the link)."""
-    i = desc.links[link].inertial
-    if i is None or i.is_zero():
-        return
-    where = f"{desc.path}: link {link!r}"
-    if i.mass < 0 or (i.mass == 0 and check):
-        raise URDFError(f"{where}: mass {i.mass} is not positive"
-                        + (" (a massless link has no <inertial>, or zero mass and inertia)"
-                           if i.mass == 0 else ""))
-    if not check:
-        return
-    ixx, iyy, izz, ixy, iyz, ixz = i.inertia
-    ev = np.linalg.eigvalsh(np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
-    tol = 1e-6 * abs(ixx + iyy + izz) + 1e-15     # the files' six significant digits
-    hint = (f"; from_urdf(..., check_inertia=False) loads it as written, as Pinocchio does, "
-            f"if the dynamics may use it")
-    moments = ", ".join(f"{e:.6g}" for e in ev)
-    if ev[0] < -tol:
-        raise URDFError(f"{where}: the inertia is not positive semidefinite (principal "
-                        f"moments {moments}){hint}")
-    if ev[0] + ev[1] < ev[2] - tol:
-        raise URDFError(f"{where}: the inertia violates the triangle inequality (principal "
-                        f"moments {moments}: the two smaller sum to less than the largest)"
-                        f"{hint}")
-
-
 def _places(desc, num):
     """(place, origins): place[link] = (body link, R, p), the moving link the link is fixed
     to, with the link frame's rotation (floats) and origin in the body's frame; origins
@@ -192,37 +180,6 @@ def _merged(num, desc, links, place):
     return mass, centre, inertia
 
 
-def _has_mass(desc, link) -> bool:
-    i = desc.links[link].inertial
-    return i is not None and not i.is_zero()
-
-
-def _check_moving_mass(desc, speeds):
-    """Each speed must move some mass: a joint whose links below are all massless makes
-    M singular (URDFError naming the joint)."""
-    followers = {}
-    for j in desc.joints:
-        if j.mimic is not None:
-            followers.setdefault(_master(desc, j)[0], []).append(j)
-    for j in speeds:
-        moved = [k for jj in [j] + followers.get(j.name, []) for k in desc.subtree(jj.child)]
-        if not any(_has_mass(desc, k) for k in moved):
-            raise URDFError(f"{desc.path}: joint {j.name!r} moves only massless links "
-                            f"({', '.join(map(repr, moved[:4]))}{', ...' if len(moved) > 4 else ''}"
-                            f"): the mass matrix would be singular. Give one of them an "
-                            f"<inertial>, or make the joint fixed")
-
-
-def _master(desc, j):
-    """(master joint name, multiplier, offset) of a mimic joint, through chains."""
-    mult, off = 1.0, 0.0
-    while j.mimic is not None:
-        name, m, o = j.mimic
-        mult, off = mult * m, mult * o + off        # q = mult (m q_next + o) + off
-        j = desc.joint(name)
-    return j.name, mult, off
-
-
 def _vector(frame, comps):
     return sum((c * e for c, e in zip(comps, (frame.x, frame.y, frame.z)) if c != 0),
                me.Vector(0))
@@ -271,17 +228,17 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
         members.setdefault(place[link][0], []).append(link)
     for link, (body, _, _) in place.items():
         if floating_base or body != desc.root:
-            _check_inertial(desc, link, check_inertia)
+            check_inertial(desc, link, check_inertia)
     moving = [j for j in desc.joints if j.type in MOVABLE]
     speeds = [j for j in moving if j.mimic is None]
     if floating_base:
-        if not any(_has_mass(desc, k) for k in place):
+        if not any(has_mass(desc, k) for k in place):
             raise URDFError(f"{desc.path}: no link has mass")
     elif not speeds:
         raise URDFError(f"{desc.path}: no joint moves (revolute, continuous or prismatic) "
                         f"below the root link {desc.root!r}; from_urdf(..., "
                         f"floating_base=True) makes it a free body")
-    _check_moving_mass(desc, speeds)
+    check_moving_mass(desc, speeds)
 
     N = me.ReferenceFrame("N")
     O = me.Point("O")
@@ -306,8 +263,8 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
             angle, rate = coordinate[j.name]
             tau = inputs[speeds.index(j)]
         else:
-            master, mult, off = _master(desc, j)
-            qm, um = coordinate[master]
+            lead, mult, off = master(desc, j)
+            qm, um = coordinate[lead]
             angle, rate, tau = _exact(mult) * qm + num(off, f"offset_{j.name}"), _exact(mult) * um, 0
         X, OX = frames[place[j.parent][0]]
         R, p = origins[j.name]
@@ -323,7 +280,7 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
             if X is not N:
                 loads.append((other, -torque * a))
     g = num(gravity, "g")
-    bodies, V = [], sm.S.Zero
+    bodies, weights = [], []
     for body, links in members.items():
         if body == desc.root and not floating_base:
             continue
@@ -337,7 +294,8 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
         inertia = me.inertia(frame, I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[0, 2])
         bodies.append(me.RigidBody(body, C, frame, m, (inertia, C)))
         if g != 0:
-            loads.append((C, -m * g * N.z))
+            weights.append((C, -m * g * N.z))
+    loads += weights
     numeric = _places(desc, _Numbers(False))[0]
     geometry = [(v, None if (b == desc.root and not floating_base) else b,
                  R.tolist(), [float(e) for e in p])
@@ -347,12 +305,12 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
         x0[6] = 1.0
     return RobotModel(
         name=desc.name, frame=N, q_ind=q, u_ind=u, kd_eqs=kd, bodies=bodies, loads=loads,
-        constants=num.constants, specifieds=inputs, potential_energy=V,
+        constants=num.constants, specifieds=inputs,
         doc=f"{desc.name} from {desc.path}", parameter_values=dict(num.values),
         initial_state=x0, conservative=not (damping and any(j.damping for j in moving)),
         joint_names=[j.name for j in speeds], joint_types=[j.type for j in speeds],
         floating_base=floating_base, geometry=geometry,
-        links={k: v for k, v in frames.items() if k in members})
+        links={k: v for k, v in frames.items() if k in members}, weights=weights, origin=O)
 
 
 def _free_flyer(name, N, O, q, u, kd):
