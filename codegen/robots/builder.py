@@ -86,17 +86,14 @@ class RobotModel(Model):
         """This model's state x for Pinocchio's (q, v)."""
         q = np.asarray(q, dtype=float)
         base = 7 if self.floating_base else 0
+        nq = base + sum(2 if kind == "continuous" else 1 for kind in self.joint_types)
+        if q.shape != (nq,):
+            raise ValueError(f"q has shape {q.shape}; Pinocchio's model of {self.name} has "
+                             f"{nq} entries")
         out, i = list(q[:base]), base
         for kind in self.joint_types:
-            if kind == "continuous":
-                out.append(math.atan2(q[i + 1], q[i]))
-                i += 2
-            else:
-                out.append(q[i])
-                i += 1
-        if i != len(q):
-            raise ValueError(f"q has {len(q)} entries; Pinocchio's model of "
-                             f"{self.name} has {i}")
+            out.append(math.atan2(q[i + 1], q[i]) if kind == "continuous" else q[i])
+            i += 2 if kind == "continuous" else 1
         return np.concatenate([out, np.asarray(v, dtype=float)])
 
 

@@ -346,7 +346,7 @@ def parse_urdf(path, mimic: bool = True) -> Description:
     seen = {roots[0]} | {j.child for j in order}
     unreached = [k for k in links if k not in seen]
     if unreached:
-        loop = [parent_of[k] for k in unreached if k in parent_of]
+        loop = sorted(parent_of[k] for k in unreached if k in parent_of)
         raise URDFError(f"{path}: joints {', '.join(map(repr, loop[:6]))} form a closed "
                         f"kinematic loop not connected to the root link {roots[0]!r}")
     desc = Description(root.get("name") or os.path.splitext(os.path.basename(path))[0],
