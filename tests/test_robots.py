@@ -18,7 +18,6 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from codegen import BuildError, GibbsAppellMethod, generate
-from codegen.eom import equations_of
 from codegen.robots import URDFError, from_urdf, parse_urdf
 
 pin = pytest.importorskip("pinocchio")
@@ -168,8 +167,8 @@ def evaluator(eom):
 
 
 def formulated_error(model, pm, seed=0, damping=None):
-    eom = equations_of(GibbsAppellMethod(**model.kwargs), constants=model.constants,
-                       specifieds=model.specifieds, recursive=False)
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(
+        constants=model.constants, specifieds=model.specifieds, recursive=False)
     run = evaluator(eom)
     p = [model.parameter_values[str(c)] for c in model.constants]
     rng = np.random.default_rng(seed)
