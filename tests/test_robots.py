@@ -361,6 +361,10 @@ BAD = {
     "undefined mimic": (LINK.format("a") + LINK.format("b")
                         + joint("j", "a", "b", extra='<mimic joint="k"/>'),
                         r"joint 'j': mimics joint 'k', which is not defined"),
+    "mimic loop": (LINK.format("a") + LINK.format("b") + LINK.format("c")
+                   + joint("j1", "a", "b", extra='<mimic joint="j2"/>')
+                   + joint("j2", "b", "c", extra='<mimic joint="j1"/>'),
+                   r"joint 'j1': mimics itself through a chain of mimic joints"),
     "nothing moves": (LINK.format("a") + LINK.format("b")
                       + '<joint name="f" type="fixed"><parent link="a"/><child link="b"/></joint>',
                       r"no joint moves .* floating_base=True"),

@@ -350,12 +350,13 @@ def parse_urdf(path, mimic: bool = True) -> Description:
         raise URDFError(f"{path}: joints {', '.join(map(repr, loop[:6]))} form a closed "
                         f"kinematic loop not connected to the root link {roots[0]!r}")
     desc = Description(root.get("name") or os.path.splitext(os.path.basename(path))[0],
-                       path, roots[0], links, order, {k: v for k, v in children.items()})
+                       path, roots[0], links, order, children)
     _check_mimic(rd, desc)
     return desc
 
 
 def _depth_first(root, children, order):
+    """Append the joints below root to order, depth first in children's order."""
     stack = [iter(children.get(root, []))]
     while stack:
         j = next(stack[-1], None)
@@ -367,6 +368,7 @@ def _depth_first(root, children, order):
 
 
 def _check_mimic(rd, desc):
+    """Each mimic joint follows a defined, moving joint, and no chain of them is a loop."""
     names = {j.name: j for j in desc.joints}
     for j in desc.joints:
         if j.mimic is None:
@@ -378,8 +380,8 @@ def _check_mimic(rd, desc):
         if target.type == "fixed":
             raise rd.fail(where, f"mimics joint {target.name!r}, which is fixed")
         seen = {j.name}
-        while target.mimic is not None:
+        while target is not None and target.mimic is not None:   # an undefined one: its turn
             if target.name in seen:
                 raise rd.fail(where, "mimics itself through a chain of mimic joints")
             seen.add(target.name)
-            target = names[target.mimic[0]]
+            target = names.get(target.mimic[0])
