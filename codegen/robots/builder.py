@@ -2,11 +2,13 @@
 
 Each moving link becomes one rigid body: its own inertial and those of the
 links fixed to it, merged about their common mass centre. Its frame is
-oriented from its parent link's frame by the joint origin's constant
-rotation (an intermediate frame, when the rotation is not the identity),
-then by the joint's rotation about its axis; its origin is located from the
-parent link's origin and given its velocity by ``v2pt_theory``. Coordinates,
-speeds and joint torques follow Pinocchio's order (see RobotModel).
+oriented from its parent body's frame by one rotation, the joint origin's
+constant rotation times the turn about the joint's axis (measured against a
+constant frame followed by ``orient_axis``: the iiwa's recursion takes 1,689
+operations this way and 2,761 that way, since the transport between two
+bodies is then one joint's rotation). Its origin is located from the parent
+body's origin and given its velocity by ``v2pt_theory``. Coordinates, speeds
+and joint torques follow Pinocchio's order (see RobotModel).
 """
 from __future__ import annotations
 
@@ -180,10 +182,6 @@ def _merged(num, desc, links, place):
 def _vector(frame, comps):
     return sum((c * e for c, e in zip(comps, (frame.x, frame.y, frame.z)) if c != 0),
                me.Vector(0))
-
-
-def _is_identity(R) -> bool:
-    return all(R[i][k] == (1.0 if i == k else 0.0) for i in range(3) for k in range(3))
 
 
 def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=9.81,
