@@ -116,8 +116,9 @@ def test_compiled_robot_equals_pinocchio(compiled, name):
     model, mod, path = compiled(name)
     pm = pin_model(path, model.floating_base)
     pd = pm.createData()
-    assert mod.specifieds == [str(s) for s in model.specifieds] or \
-        len(mod.specifieds) == len(model.specifieds)
+    assert mod.specifieds == [f"tau_{j}" for j in model.joint_names]
+    assert mod.states[len(model.q_ind) - len(model.joint_names):len(model.q_ind)] == \
+        [f"q_{j}" for j in model.joint_names]
     p = mod.parameters(model.parameter_values)
     rng = np.random.default_rng(3)
     nq = len(model.q_ind)
