@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
 from .eom import EquationsOfMotion
-from .program import make_program
+from .program import check_defined, make_program
 from .recursive import tree_program
 from .solve import ldl_program
 
@@ -68,6 +68,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
+        if tree is not None:      # complete before its size is compared
+            check_defined(tree, "tree")
     if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
         solve = ldl_program(mass, nu, unrolled_limit)
         if tree is not None and solve is not None and TREE_OPERATION_COST * tree.operation_count \
@@ -83,4 +85,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:
         programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
+    for kind, program in programs.items():
+        if kind != "tree":
+            check_defined(program, kind)
     return programs
