@@ -33,14 +33,34 @@ CG_API void cg_inputs_at(cg_integrator *s, double t)
     }
 }
 
+/* the inputs at (t, x) into s->r: the table's at t, then the feedback's (r - K (x - x_ref),
+   the controller); CG_ERR_CONTROL where the feedback gives a non-finite input */
+CG_API int cg_inputs(cg_integrator *s, double t, const double *x)
+{
+    const int nr = CG_SM(s)->nr, nx = CG_NX(s);
+    int i, j;
+    cg_inputs_at(s, t);
+    if (s->K) {
+        for (i = 0; i < nr; i++) {
+            double sum = 0.0;
+            for (j = 0; j < nx; j++) sum += s->K[i * nx + j] * (s->x_ref ? x[j] - s->x_ref[j] : x[j]);
+            s->r[i] -= sum;
+        }
+    }
+    if (s->controller) s->controller(t, x, s->p, s->r, s->control_data);
+    if ((s->K || s->controller) && !cg_all_finite(s->r, nr)) return CG_ERR_CONTROL;
+    return CG_OK;
+}
+
 /* dx = f(t, x) with the inputs at t, counted; with run-time constraints, the lowest
    ratio of singular values met (cg_integrator_nearest_singular) */
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx)
 {
     const cg_model *m = CG_SM(s);
     int code;
-    cg_inputs_at(s, t);
     s->nfev++;
+    if ((code = cg_inputs(s, t, x)))      /* a non-finite stage state is the overflow */
+        return cg_all_finite(x, CG_NX(s)) ? code : CG_ERR_OUTPUT;
     if (m->nc) {            /* how near the constraints come to a rank drop */
         double sv[CG_LEN(m->nu)];
         code = cg_dynamics_sv(m, t, x, s->p, s->r, dx, sv);
@@ -157,8 +177,8 @@ CG_API int cg_on_manifold(cg_integrator *s)
         const double tol = s->rtol > s->atol ? s->rtol : s->atol;
         const double bound = CG_MANIFOLD_FACTOR * tol > CG_MANIFOLD_TOL
                              ? CG_MANIFOLD_FACTOR * tol : CG_MANIFOLD_TOL;
-        int i;
-        cg_inputs_at(s, s->t);
+        int i, code;
+        if ((code = cg_inputs(s, s->t, s->x))) return code;
         m->position(s->t, s->x, s->p, s->r, f, fq);
         for (i = 0; i < m->nh; i++)
             if (!(fabs(f[i]) <= bound)) return CG_ERR_MANIFOLD;
@@ -184,8 +204,9 @@ CG_API void cg_cont_dense(const cg_integrator *s, double t, double *x_out)
 /* ---- the implicit methods' Jacobian and W ---- */
 
 /* J = df/dx (row-major, into s->jac) and, with_dt, df/dt (s->ft) at the
-   current (t, x): the model's analytic Jacobian when it has one, else forward
-   differences from f = s->f (nx RHS calls); df/dt by a difference (1 call) */
+   current (t, x): the model's analytic Jacobian when it has one (under the linear law
+   r - K (x - x_ref), J - Jr K), else forward differences from f = s->f (nx RHS calls,
+   also under a controller function); df/dt by a difference (1 call) */
 CG_API int cg_step_jacobian(cg_integrator *s, int with_dt)
 {
     const int nx = CG_NX(s);
@@ -193,12 +214,21 @@ CG_API int cg_step_jacobian(cg_integrator *s, int with_dt)
     const double t = s->t, *x = s->x, *f0 = s->f;
     double dt;
     int i, j, code;
-    if (CG_SM(s)->jacobian) {        /* the model's analytic Jacobian: one evaluation */
-        cg_inputs_at(s, t);
+    if (CG_SM(s)->jacobian && !s->controller) {   /* the model's analytic Jacobian */
+        const int nr = CG_SM(s)->nr;
+        if ((code = cg_inputs(s, t, x))) return code;
         s->nfev++;
-        code = cg_jacobian(CG_SM(s), t, x, s->p, s->r, s->jac, 0);
+        code = cg_jacobian(CG_SM(s), t, x, s->p, s->r, s->jac, s->K ? s->jr : 0);
         if (code && !cg_all_finite(x, nx)) return CG_ERR_OUTPUT;
         if (code) return code;
+        if (s->K)                    /* the closed loop: d r / d x = -K */
+            for (i = 0; i < nx; i++)
+                for (j = 0; j < nx; j++) {
+                    double sum = 0.0;
+                    int k;
+                    for (k = 0; k < nr; k++) sum += s->jr[i * nr + k] * s->K[k * nx + j];
+                    s->jac[i * nx + j] -= sum;
+                }
     } else for (j = 0; j < nx; j++) {   /* else forward differences, nx evaluations */
         const double dx = sqrt(CG_DIFF_EPS) * cg_scale(x[j]);
         for (i = 0; i < nx; i++) xp[i] = x[i];
