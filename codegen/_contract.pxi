@@ -83,7 +83,7 @@ cdef extern from "cg_model.h":
         void (*integrator_set)(cg_integrator *s, long max_steps, int hold, long pause) noexcept nogil
         int (*outputs)(const cg_model *m, double t, const double *x, const double *p, const double *r, double *y) noexcept nogil
         int (*impact)(const cg_model *m, int event, double t, const double *x, const double *p, const double *r, double *xout) noexcept nogil
-        void (*integrator_control)(cg_integrator *s, const double *K, const double *x_ref, cg_controller_fn controller, void *data) noexcept nogil
+        int (*integrator_control)(cg_integrator *s, const double *K, const double *x_ref, cg_controller_fn controller, void *data) noexcept nogil
         int (*integrator_events)(cg_integrator *s, int n, const int *index, const int *direction, const int *terminal) noexcept nogil
         int (*integrator_event)(const cg_integrator *s, int *index, double *t, double *x) noexcept nogil
         int (*integrator_restart)(cg_integrator *s, double t, const double *x) noexcept nogil

@@ -811,12 +811,14 @@ cdef class Dynamics:
     cdef int _start_run(self, cg_integrator *s, K, xref, size_t address, size_t data,
                         ev_index, ev_dir, ev_term) except -1:
         """A started run's feedback and events (before its first step)."""
-        self.rt.integrator_control(s, _data(K) if K is not None else NULL,
-                                   _data(xref) if xref is not None else NULL,
-                                   <cg_controller_fn>address, <void *>data)
+        cdef int code = 0
+        if K is not None or address:
+            code = self.rt.integrator_control(s, _data(K) if K is not None else NULL,
+                                              _data(xref) if xref is not None else NULL,
+                                              <cg_controller_fn>address, <void *>data)
         cdef Py_ssize_t n = len(ev_index)
-        if n == 0:
-            return 0
+        if n == 0 or code:
+            return code
         return self.rt.integrator_events(s, <int>n, <const int *>cnp.PyArray_DATA(ev_index),
                                          <const int *>cnp.PyArray_DATA(ev_dir),
                                          <const int *>cnp.PyArray_DATA(ev_term))
@@ -964,8 +966,9 @@ cdef class Dynamics:
                                           &rv[i, 0], rtol, atol, h)
                 if code == 0:
                     rt.integrator_set(s, max_steps, 1, PAUSE_STEPS)
-                    rt.integrator_control(s, Kp, xrp, fn, fdata)
-                    if n_ev:
+                    if Kp != NULL or fn != NULL:
+                        code = rt.integrator_control(s, Kp, xrp, fn, fdata)
+                    if n_ev and code == 0:
                         code = rt.integrator_events(s, n_ev, ei, ed, et)
                 if code == 0:
                     for k in range(m):

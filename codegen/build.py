@@ -100,6 +100,9 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         impact law at the point along the normal (a Vector, or a list of them: a
         plastic, sticking contact with restitution 0), formed from the model's
         partial velocities and mass matrix, applied in C before the run goes on.
+        The event's function is the contact's gap (positive while the point is
+        clear; by default its event is located falling, and is terminal), and a
+        point that does not approach along the first normal is left alone.
     control : dict, optional
         ``{input: law}`` (the input as its function of time or its name, the law an
         expression like an output's): the closed loop compiled in; the input leaves

@@ -32,9 +32,10 @@ DEFAULT_MAX_EVENTS = 10000
 
 def event_settings(model: str, names: tuple, impacts: tuple, events) -> tuple:
     """(index, direction, terminal) int32 arrays of the events a run locates, from
-    simulate's ``events``: None (every event of the model, both directions, terminal
-    where it has an impact), a list of names, or {name: {"direction": -1, 0 or +1,
-    "terminal": bool}} (a missing key takes its default)."""
+    simulate's ``events``: None (every event of the model), a list of names, or {name:
+    {"direction": -1, 0 or +1, "terminal": bool}}. A missing setting takes its default:
+    both directions and not terminal, or for an event with an impact (whose function is
+    the contact's gap) falling (-1) and terminal."""
     if events is None:
         chosen = {name: {} for name in names}
     elif isinstance(events, dict):
@@ -53,7 +54,7 @@ def event_settings(model: str, names: tuple, impacts: tuple, events) -> tuple:
         if not isinstance(spec, dict) or set(spec) - {"direction", "terminal"}:
             raise ValueError(f"{model}: event {name!r} takes {{'direction': -1, 0 or 1, "
                              f"'terminal': bool}}, got {spec!r}")
-        d = spec.get("direction", 0)
+        d = spec.get("direction", -1 if impacts[names.index(name)] else 0)
         if d not in (-1, 0, 1):
             raise ValueError(f"{model}: event {name!r}: direction must be -1, 0 or 1, got {d!r}")
         term = spec.get("terminal", impacts[names.index(name)])

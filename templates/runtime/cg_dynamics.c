@@ -301,7 +301,8 @@ CG_API int cg_outputs(const cg_model *m, double t, const double *x, const double
 
 /* Newton's impact law at event k's contact rows (J, vn, e from the model):
    M (u+ - u) = J^T Lambda and J u+ + (vn - J u) = -e vn, so
-   (J M^-1 J^T) Lambda = -(1 + e) vn and u+ = u + M^-1 J^T Lambda; q stays. */
+   (J M^-1 J^T) Lambda = -(1 + e) vn and u+ = u + M^-1 J^T Lambda; q stays. Only a
+   point that approaches (its first row's vn < 0) strikes: else x is unchanged. */
 CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, const double *p,
                      const double *r, double *xout)
 {
@@ -317,6 +318,8 @@ CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, co
         double W[CG_LEN(n * nu)], G[CG_LEN(n * n)], lam[CG_LEN(n)];
         int piv[CG_LEN(nu)], gpiv[CG_LEN(n)];
         m->impacts(t, x, p, r, J, vn, e);
+        for (i = 0; i < m->nx; i++) xout[i] = x[i];
+        if (!(vn[a] < 0.0)) return isfinite(vn[a]) ? CG_OK : CG_ERR_OUTPUT;   /* it leaves */
         cg_mass_matrix(m, t, x, p, r, M);
         if (!cg_all_finite(M, nu * nu) || !cg_all_finite(J + a * nu, n * nu)
             || !cg_all_finite(vn + a, n) || !cg_all_finite(e + a, n)) return CG_ERR_OUTPUT;
@@ -335,7 +338,6 @@ CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, co
         }
         if (cg_lu_decompose(n, G, gpiv)) return CG_ERR_IMPACT;
         cg_lu_backsolve(n, G, gpiv, lam);
-        for (i = 0; i < nq; i++) xout[i] = x[i];
         for (j = 0; j < nu; j++) {
             double sum = x[nq + j];
             for (k = 0; k < n; k++) sum += W[k * nu + j] * lam[k];

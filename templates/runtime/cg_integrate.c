@@ -158,14 +158,15 @@ CG_API int cg_integrator_restart(cg_integrator *s, double t, const double *x)
     return cg_events_start(s, s->ev_last);
 }
 
-CG_API void cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
-                                  cg_controller_fn controller, void *data)
+CG_API int cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
+                                 cg_controller_fn controller, void *data)
 {
     s->K = CG_SM(s)->nr ? K : 0;
     s->x_ref = x_ref;
     s->controller = CG_SM(s)->nr ? controller : 0;
     s->control_data = data;
     s->jac_age = -1;
+    return cg_f(s, s->t, s->x, s->f);           /* the derivative at the start, closed */
 }
 
 CG_API int cg_integrator_outputs(cg_integrator *s, double t, const double *x, double *y)

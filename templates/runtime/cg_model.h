@@ -200,8 +200,8 @@ CG_CALLBACK_LIST(CG_CALLBACK_TYPE)
     X(void, integrator_set, (struct cg_integrator *s, long max_steps, int hold, long pause)) \
     X(int, outputs, (const struct cg_model *m, CG_MODEL_INPUTS, double *y)) \
     X(int, impact, (const struct cg_model *m, int event, CG_MODEL_INPUTS, double *xout)) \
-    X(void, integrator_control, (struct cg_integrator *s, const double *K, const double *x_ref, \
-                                 cg_controller_fn controller, void *data)) \
+    X(int, integrator_control, (struct cg_integrator *s, const double *K, const double *x_ref, \
+                                cg_controller_fn controller, void *data)) \
     X(int, integrator_events, (struct cg_integrator *s, int n, const int *index, \
                                const int *direction, const int *terminal)) \
     X(int, integrator_event, (const struct cg_integrator *s, int *index, double *t, double *x)) \

@@ -76,7 +76,8 @@ CG_API int cg_outputs(const cg_model *m, double t, const double *x, const double
                       const double *r, double *y);
 /* the state just after the impact of event k (0 <= k < ne, an event with impact rows):
    Newton's law at its contact point, M (u+ - u) = J^T Lambda with J u+ = -e J u (J: the
-   point's partial velocities along each normal, e: the restitution), q unchanged.
+   point's partial velocities along each normal, e: the restitution), q unchanged; x
+   itself where the point does not approach (the first normal's velocity is not < 0).
    CG_ERR_IMPACT when J M^-1 J^T is singular (the point cannot move along a normal),
    CG_ERR_INPUT for an event without impact, CG_ERR_MASS for a singular M */
 CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, const double *p,
@@ -145,7 +146,9 @@ CG_API int cg_integrator_warning(const cg_integrator *s);
  * Feedback: the inputs at every right-hand side are the table's, then, with K (nr x nx,
  * row-major), r - K (x - x_ref) (x_ref NULL: zero), then the controller's (NULL: none),
  * which may overwrite r (cg_model.h's cg_controller_fn). K, x_ref and data are read, not
- * copied. A non-finite input ends the run with CG_ERR_CONTROL. The implicit methods form
+ * copied; set them before the first step (the derivative at the start is evaluated again,
+ * with its status returned). A non-finite input ends the run with CG_ERR_CONTROL. The
+ * implicit methods form
  * J - Jr K with K alone, and differences with a controller function; ali3p holds the
  * inputs over each step at their value at its start.
  *
@@ -162,8 +165,8 @@ CG_API int cg_integrator_warning(const cg_integrator *s);
  * there, the counters and settings stay; the event that caused it has no sign until its
  * function leaves 0), for example the state cg_impact gives.
  */
-CG_API void cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
-                                  cg_controller_fn controller, void *data);
+CG_API int cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
+                                 cg_controller_fn controller, void *data);
 CG_API int cg_integrator_events(cg_integrator *s, int n, const int *index, const int *direction,
                                 const int *terminal);
 CG_API int cg_integrator_event(const cg_integrator *s, int *index, double *t, double *x);
