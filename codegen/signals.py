@@ -114,7 +114,10 @@ class _Plain:
             raise TypeError(f"{what} must be a scalar SymPy expression, got {expr!r}")
         to_state = getattr(self.source, "to_state", None)
         if callable(to_state) and expr.atoms(AppliedUndef):
-            expr = to_state(expr)            # q' and dependent speeds, as the model has them
+            try:                             # q' and dependent speeds, as the model has them
+                expr = to_state(expr)
+            except (ValueError, AttributeError) as exc:
+                raise ValueError(f"{what}: {exc}") from None
         eq, memo = self.eq, {}
         for d in expr.atoms(sm.Derivative):
             if d in self.control:

@@ -191,6 +191,12 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     thread). progress: a tqdm bar over completed chunks (if tqdm is installed).
     """
     nx, nr = model.nx, len(model.specifieds)
+    if controller is not None and not isinstance(controller, (list, tuple, np.ndarray)):
+        raise TypeError(f"{model.name}: sweep's controller is a matrix K: a C function's "
+                        f"address means nothing to a Dask worker's process; compile the law "
+                        f"into the model with generate(..., control=...)")
+    if controller is not None and R is None and nr:
+        R = np.zeros(nr)                            # the reference inputs: zero
     tables = dict(X0=_table(model, X0, nx, model.states, "X0"),
                   P=_table(model, P, len(model.constants), model.constants, "P"),
                   R=_table(model, R, nr, model.specifieds, "R") if nr or R is not None else None)
@@ -203,10 +209,6 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
         tables["X0"] = np.zeros((1, nx))
     full = {k: (np.broadcast_to(A, (n, A.shape[1])) if A is not None else None)
             for k, A in tables.items()}
-    if controller is not None and not isinstance(controller, (list, tuple, np.ndarray)):
-        raise TypeError(f"{model.name}: sweep's controller is a matrix K: a C function's "
-                        f"address means nothing to a Dask worker's process; compile the law "
-                        f"into the model with generate(..., control=...)")
     options = dict(method=method, rtol=rtol, atol=atol, dt=dt, t_eval=t_eval, max_steps=max_steps,
                    events=events, max_events=max_events, controller=controller, x_ref=x_ref)
     # the run arguments checked here, before anything is sent (no run is made)
