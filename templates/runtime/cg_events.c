@@ -27,10 +27,12 @@ static int cg_reports(const cg_integrator *s, int i, int a, int b)
 static int cg_event_values(cg_integrator *s, double t, const double *x, double *g)
 {
     const cg_model *m = CG_SM(s);
-    int code;
+    double z = 0.0;
+    int i, code;
     if ((code = cg_inputs(s, t, x))) return code;
     m->events(t, x, s->p, s->r, g);
-    return cg_all_finite(g, m->ne) ? CG_OK : CG_ERR_OUTPUT;
+    for (i = 0; i < m->ne; i++) z += g[i] * 0.0;        /* NaN for a non-finite value */
+    return z == 0.0 ? CG_OK : CG_ERR_OUTPUT;
 }
 
 CG_API void cg_state_at(const cg_integrator *s, double t, double *x)
@@ -61,6 +63,7 @@ CG_API int cg_events_start(cg_integrator *s, int skip)
 {
     int i, code;
     s->ev_t = s->t;
+    s->ev_pending = 0;
     if (!s->n_ev) return CG_OK;
     if ((code = cg_event_values(s, s->t, s->x, s->ev_g))) return code;
     for (i = 0; i < s->n_ev; i++)
@@ -68,8 +71,9 @@ CG_API int cg_events_start(cg_integrator *s, int skip)
     return CG_OK;
 }
 
-/* report the first slot whose sign at ev_t (ev_g) is a change it reports; the other
-   slots take their sign there (a change against a direction passes) */
+/* report the first slot whose sign at ev_t (ev_g) is a change it reports, and look again
+   at the next call (ev_pending); the other slots take their sign there (a change against
+   a direction passes) */
 static int cg_report_at_ev_t(cg_integrator *s)
 {
     int i;
@@ -79,11 +83,13 @@ static int cg_report_at_ev_t(cg_integrator *s)
             s->ev_sign[i] = now;
             s->ev_last = i;
             s->ev_t_last = s->ev_t;
+            s->ev_pending = 1;
             cg_state_at(s, s->ev_t, s->ev_x);
             return CG_EVENT;
         }
         if (now != 0) s->ev_sign[i] = now;
     }
+    s->ev_pending = 0;
     return CG_OK;
 }
 
@@ -122,14 +128,17 @@ static int cg_locate(cg_integrator *s, int i, double a, double ga, double b, dou
 
 CG_API int cg_events_check(cg_integrator *s, double b)
 {
-    const cg_model *m = CG_SM(s);
-    const int nx = CG_NX(s), ne = m->ne;
+    const int nx = CG_NX(s);
     double x[nx], first = b;
+    const double *xb = s->x;
     int i, code, found = -1;
-    if ((code = cg_report_at_ev_t(s))) return code;     /* more events at ev_t */
+    if (s->ev_pending && (code = cg_report_at_ev_t(s))) return code;   /* more at ev_t */
     if (!(b > s->ev_t)) return CG_OK;
-    cg_state_at(s, b, x);
-    if ((code = cg_event_values(s, b, x, s->ev_gb))) return code;
+    if (b != s->t) {                                     /* an output time within the step */
+        cg_state_at(s, b, x);
+        xb = x;
+    }
+    if ((code = cg_event_values(s, b, xb, s->ev_gb))) return code;
     for (i = 0; i < s->n_ev; i++) {                      /* the earliest reported change */
         const int k = s->ev_index[i];
         double root;
@@ -144,9 +153,18 @@ CG_API int cg_events_check(cg_integrator *s, double b)
         cg_state_at(s, first, x);
         if ((code = cg_event_values(s, first, x, s->ev_g))) return code;
         s->ev_t = first;
-    } else {
-        for (i = 0; i < ne; i++) s->ev_g[i] = s->ev_gb[i];
+    } else {                                             /* g at b: ev_g's storage swapped */
+        double *g = s->ev_g;
+        s->ev_g = s->ev_gb;
+        s->ev_gb = g;
         s->ev_t = b;
+        if (found < 0) {                                 /* no event: the signs at b */
+            for (i = 0; i < s->n_ev; i++) {
+                const int now = cg_sign(s->ev_g[s->ev_index[i]]);
+                if (now != 0) s->ev_sign[i] = now;
+            }
+            return CG_OK;
+        }
     }
     return cg_report_at_ev_t(s);
 }
@@ -158,6 +176,7 @@ CG_API int cg_integrator_events(cg_integrator *s, int n, const int *index, const
     int i;
     s->n_ev = 0;
     s->ev_last = -1;
+    s->ev_pending = 0;
     if (n < 0 || n > m->ne || (n > 0 && !m->events)) return CG_ERR_INPUT;
     for (i = 0; i < n; i++) {
         if (index[i] < 0 || index[i] >= m->ne) return CG_ERR_INPUT;

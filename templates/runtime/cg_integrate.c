@@ -48,12 +48,12 @@ static int cg_method_needs(int method)
 #undef CG_PROPERTIES_CASE
 #undef CG_NEEDS_CASE
 
-/* the doubles after the struct: r, x, f, cont, jac, ft, w, D, x0, f0, jr, ev_g, ev_gb,
-   ev_gm, ev_x (then the ints: the pivots, ev_index, ev_dir, ev_term, ev_sign) */
+/* the doubles after the struct: r, x, f, cont, jac, ft, w, D, x0, f0, jr, kxref, ev_g,
+   ev_gb, ev_gm, ev_x (then the ints: the pivots, ev_index, ev_dir, ev_term, ev_sign) */
 static size_t cg_doubles(const cg_model *m)
 {
     const size_t nx = (size_t)m->nx, ne = (size_t)m->ne;
-    return (size_t)m->nr + 1 + nx * (1 + 1 + 5 + 1 + 8 + 3) + 2 * nx * nx + nx * m->nr
+    return 2 * ((size_t)m->nr + 1) + nx * (1 + 1 + 5 + 1 + 8 + 3) + 2 * nx * nx + nx * m->nr
            + 3 * ne;
 }
 
@@ -104,7 +104,8 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->x0 = s->D + 8 * nx;
     s->f0 = s->x0 + nx;
     s->jr = s->f0 + nx;
-    s->ev_g = s->jr + nx * nr;
+    s->kxref = s->jr + nx * nr;
+    s->ev_g = s->kxref + nr + 1;
     s->ev_gb = s->ev_g + CG_MODEL(m)->ne;
     s->ev_gm = s->ev_gb + CG_MODEL(m)->ne;
     s->ev_x = s->ev_gm + CG_MODEL(m)->ne;
@@ -113,11 +114,12 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->ev_dir = s->ev_index + CG_MODEL(m)->ne;
     s->ev_term = s->ev_dir + CG_MODEL(m)->ne;
     s->ev_sign = s->ev_term + CG_MODEL(m)->ne;
-    s->K = s->x_ref = 0;
+    s->K = 0;
     s->controller = 0;
     s->control_data = 0;
     s->n_ev = 0;
     s->ev_last = -1;
+    s->ev_pending = 0;
     if (method < 0 || method >= CG_N_METHODS) return CG_ERR_INPUT;
     if (nr > 0 && n_table <= 0) return CG_ERR_INPUT;
     if (!cg_finite_inputs(m, t0, x0, p, nr ? r_table : 0)) return CG_ERR_INPUT;
@@ -161,8 +163,14 @@ CG_API int cg_integrator_restart(cg_integrator *s, double t, const double *x)
 CG_API int cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
                                  cg_controller_fn controller, void *data)
 {
-    s->K = CG_SM(s)->nr ? K : 0;
-    s->x_ref = x_ref;
+    const int nr = CG_SM(s)->nr, nx = CG_NX(s);
+    int i, j;
+    s->K = nr ? K : 0;
+    for (i = 0; i < nr; i++) {
+        double sum = 0.0;
+        if (s->K && x_ref) for (j = 0; j < nx; j++) sum += K[i * nx + j] * x_ref[j];
+        s->kxref[i] = sum;
+    }
     s->controller = CG_SM(s)->nr ? controller : 0;
     s->control_data = data;
     s->jac_age = -1;

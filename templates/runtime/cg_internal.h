@@ -139,13 +139,13 @@ struct cg_integrator {
     int rank_seen;
     double ratio_low, t_low;
     /* feedback (cg_integrator_control): r - K (x - x_ref), then the controller */
-    const double *K, *x_ref;
+    const double *K;
     cg_controller_fn controller;
     void *control_data;
     /* events (cg_events.c): n_ev located, searched up to ev_t, where the model's event
        functions are ev_g; per located one (a slot): its model index, direction, terminal
        flag and sign at ev_t (0: none yet); the last one reported: slot, time, state */
-    int n_ev, ev_last;
+    int n_ev, ev_last, ev_pending;   /* pending: more events may be at ev_t */
     double ev_t, ev_t_last;
     /* views into the storage after the struct (cg_integrator_size) */
     double *r;                       /* nr + 1: the inputs at the current stage */
@@ -156,6 +156,7 @@ struct cg_integrator {
     double *D;                       /* BDF: backward differences, orders up to 5 (8 nx) */
     double *x0, *f0;                 /* a fixed step's start, for events' dense output */
     double *jr;                      /* d dx / d r (nx x nr), for J - Jr K */
+    double *kxref;                   /* K x_ref (nr) */
     double *ev_g, *ev_gb, *ev_gm;    /* ne each: event functions at ev_t, at b, on the way */
     double *ev_x;                    /* the last event's state */
     int *piv;

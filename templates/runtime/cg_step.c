@@ -33,23 +33,37 @@ CG_API void cg_inputs_at(cg_integrator *s, double t)
     }
 }
 
-/* the inputs at (t, x) into s->r: the table's at t, then the feedback's (r - K (x - x_ref),
-   the controller); CG_ERR_CONTROL where the feedback gives a non-finite input */
-CG_API int cg_inputs(cg_integrator *s, double t, const double *x)
+/* the feedback at (t, x) on the table's inputs in s->r: r - K (x - x_ref), then the
+   controller; CG_ERR_CONTROL where it gives a non-finite input */
+CG_ALWAYS_INLINE int cg_feedback(cg_integrator *s, double t, const double *x)
 {
     const int nr = CG_SM(s)->nr, nx = CG_NX(s);
+    double *r = s->r, z = 0.0;
     int i, j;
-    cg_inputs_at(s, t);
-    if (s->K) {
-        for (i = 0; i < nr; i++) {
-            double sum = 0.0;
-            for (j = 0; j < nx; j++) sum += s->K[i * nx + j] * (s->x_ref ? x[j] - s->x_ref[j] : x[j]);
-            s->r[i] -= sum;
+    if (s->K) {                      /* r + K x_ref - K x, K x_ref formed once (kxref) */
+        for (i = 0; i < nr; i++) {   /* four partial sums: short chains of additions */
+            const double *CG_RESTRICT k = s->K + i * nx;
+            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+            for (j = 0; j + 3 < nx; j += 4) {
+                a0 += k[j] * x[j];
+                a1 += k[j + 1] * x[j + 1];
+                a2 += k[j + 2] * x[j + 2];
+                a3 += k[j + 3] * x[j + 3];
+            }
+            for (; j < nx; j++) a0 += k[j] * x[j];
+            r[i] += s->kxref[i] - ((a0 + a1) + (a2 + a3));
         }
     }
-    if (s->controller) s->controller(t, x, s->p, s->r, s->control_data);
-    if ((s->K || s->controller) && !cg_all_finite(s->r, nr)) return CG_ERR_CONTROL;
-    return CG_OK;
+    if (s->controller) s->controller(t, x, s->p, r, s->control_data);
+    for (i = 0; i < nr; i++) z += r[i] * 0.0;           /* NaN for a non-finite input */
+    return z == 0.0 ? CG_OK : CG_ERR_CONTROL;
+}
+
+/* the inputs at (t, x) into s->r: the table's at t, then the feedback's */
+CG_API int cg_inputs(cg_integrator *s, double t, const double *x)
+{
+    cg_inputs_at(s, t);
+    return s->K || s->controller ? cg_feedback(s, t, x) : CG_OK;
 }
 
 /* dx = f(t, x) with the inputs at t, counted; with run-time constraints, the lowest
@@ -59,8 +73,9 @@ CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx)
     const cg_model *m = CG_SM(s);
     int code;
     s->nfev++;
-    if ((code = cg_inputs(s, t, x)))      /* a non-finite stage state is the overflow */
-        return cg_all_finite(x, CG_NX(s)) ? code : CG_ERR_OUTPUT;
+    cg_inputs_at(s, t);
+    if ((s->K || s->controller) && (code = cg_feedback(s, t, x)))
+        return cg_all_finite(x, CG_NX(s)) ? code : CG_ERR_OUTPUT;   /* else the overflow */
     if (m->nc) {            /* how near the constraints come to a rank drop */
         double sv[CG_LEN(m->nu)];
         code = cg_dynamics_sv(m, t, x, s->p, s->r, dx, sv);
