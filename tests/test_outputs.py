@@ -128,3 +128,68 @@ def test_the_fmu_outputs_and_event_indicators_in_fmpy(hybrid, tmp_path):
     cs_run = fmpy.simulate_fmu(str(path), fmi_type="CoSimulation", stop_time=3,
                                output_interval=0.01, output=["h", "E"])
     assert np.abs(cs_run["h"] - np.interp(cs_run["time"], res.t, res.outputs["h"])).max() < 1e-6
+
+
+EVENTS_IN_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "c_ball.h"
+#include "cg_runtime.h"
+
+/* the ball dropped from 1 m: each impact located and applied in C, as docs/c-api.md shows */
+int main(void)
+{
+    const cg_model *m = c_ball_model();
+    cg_integrator *s = malloc(cg_integrator_size(m));
+    double x[C_BALL_NX] = {1.0, 0.0}, p[3] = {1.0, 9.81, 0.9}, xe[C_BALL_NX], te;
+    int code, k, j, idx[1] = {0}, dir[1] = {-1}, term[1] = {1};
+    code = cg_integrator_init(s, m, CG_DOPRI5, 0.0, x, p, 0, NULL, NULL, 1e-12, 1e-12, 0.0);
+    if (code == CG_OK) code = cg_integrator_events(s, 1, idx, dir, term);
+    for (j = 1; code == CG_OK && j <= 50; j++) {
+        while ((code = cg_integrate_to(s, 0.1 * j, x)) == CG_EVENT) {
+            if (cg_integrator_event(s, &k, &te, xe)) {
+                printf("%s %.17g %.17g\n", m->event_names[k], te, xe[1]);
+                if ((code = cg_integrator_impact(s, xe)) == CG_OK)
+                    code = cg_integrator_restart(s, te, xe);
+                if (code != CG_OK) break;
+            }
+        }
+    }
+    free(s);
+    return code == CG_OK ? 0 : 2;
+}
+"""
+
+
+def test_events_and_impacts_in_the_standalone_c(hybrid, tmp_path):
+    """A C program on the exported ball locates its impacts and applies them with the
+    runtime alone: the same impact times and speeds as simulate."""
+    b = hybrid("ball")
+    folder = export_c(b["ga"], "c_ball", tmp_path, driver=False, **b["kw"])
+    (folder / "main.c").write_text(EVENTS_IN_C)
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".c") and f != "cg_fused.c")
+    subprocess.run([CC, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2", *files,
+                    "-lm", "-o", "events"], cwd=folder, check=True)
+    lines = subprocess.run(["./events"], cwd=folder, check=True, capture_output=True,
+                           text=True).stdout.splitlines()
+    res = b["mod"].simulate((0, 5), [1.0, 0.0], b["p"], rtol=1e-12, atol=1e-12,
+                            events={"floor": {}})
+    ours = np.array([[float(v) for v in line.split()[1:]] for line in lines])
+    want = np.array([[t, x[1]] for _, t, x in res.events])
+    assert ours.shape == want.shape and len(ours) >= 8
+    assert np.abs(ours - want).max() < 1e-12
+
+
+def test_outputs_of_a_kanes_method(tmp_path):
+    """A formed KanesMethod's equations take outputs and events too (by the states' names)."""
+    import sympy.physics.mechanics as me
+    model = ex.n_pendulum_on_cart(1)
+    km = me.KanesMethod(**model.kwargs)
+    km.kanes_equations(model.bodies, model.loads)
+    q1 = model.q_ind[1]
+    mod = generate(km, "kane_out", output_dir=tmp_path, outputs={"c": sm.cos(q1), "qd": q1.diff()},
+                   events={"level": q1})
+    p = mod.parameters(model.parameter_values)
+    out = mod.outputs(0.0, [0.1, 0.4, 0.2, -0.3], p, [0.0])
+    assert out["c"] == pytest.approx(np.cos(0.4), abs=1e-15) and out["qd"] == -0.3
+    assert mod.event_functions(0.0, [0.1, 0.4, 0.2, -0.3], p, [0.0])[0] == 0.4

@@ -12,18 +12,11 @@ from codegen.abi import STATUS_CODE
 
 
 @pytest.fixture(scope="module")
-def parts():
-    q, u = me.dynamicsymbols('q u')
-    m, g, l = sm.symbols('m g l')
-    N = me.ReferenceFrame('N')
-    A = N.orientnew('A', 'Axis', [q, N.z])
-    O = me.Point('O')
-    O.set_vel(N, 0)
-    P = O.locatenew('P', l * A.x)
-    P.v2pt_theory(O, N, A)
-    ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()])
-    ga.kanes_equations([me.Particle('bob', P, m)], [(P, -m * g * N.y)])
-    return dict(ga=ga, q=q, u=u, m=m, l=l, N=N, P=P)
+def parts(hybrid):
+    """The simple pendulum of hybrid_models, formed (each test generates its own variant)."""
+    pd = hybrid("pendulum")
+    q, u, m, g, l = pd["symbols"]
+    return dict(ga=pd["ga"], q=q, u=u, m=m, l=l, N=pd["frames"][0], P=pd["points"][1])
 
 
 def test_expressions_with_what_the_model_does_not_have(parts, tmp_path):
