@@ -106,3 +106,22 @@ def test_a_controller_that_gives_nan_ends_the_run(cart):
     res = c["mod"].simulate((0, 5), c["x0"], c["p"], controller=callback)
     assert res.status == STATUS_CODE["CG_ERR_CONTROL"]
     assert "controller" in res.message and 0.9 < res.t[-1] <= 1.0
+
+
+def test_the_closed_loop_fmu(cart, tmp_path):
+    """control= makes the FMU the closed loop: no input, and FMPy's Model Exchange run
+    balances the pendulum as simulate does."""
+    fmpy = pytest.importorskip("fmpy")
+    model = ex.n_pendulum_on_cart(1)
+    ga = GibbsAppellMethod(**model.kwargs)
+    c = cart
+    x = list(ga.q) + list(ga.u)
+    law = -sum(float(c["K"][0, j]) * (x[j] - float(c["up"][j])) for j in range(4))
+    from codegen import export_fmu
+    start = dict(zip(c["closed"].states, c["x0"]), **model.parameter_values)
+    path = export_fmu(ga, "lqr_fmu", tmp_path, start_values=start, control={"F": law})
+    md = fmpy.read_model_description(str(path))
+    assert not [v for v in md.modelVariables if v.causality == "input"]
+    run = fmpy.simulate_fmu(str(path), fmi_type="ModelExchange", stop_time=5, output_interval=0.1,
+                            relative_tolerance=1e-10, output=["q1"])
+    assert np.abs(np.interp(c["t"], run["time"], run["q1"]) - c["oracle"][:, 1]).max() < 1e-6
