@@ -11,8 +11,8 @@ share is used. Measured per checkout:
 
 - compile latency: formulate + generate + compile of the 4-link pendulum on a
   cart into an empty cache (wall time);
-- RHS per call from Python (``rhs`` with ``out=``, median of 7 repeats of a
-  timeit loop) for the pendulum with n = 4 and 12, the rolling disk and the
+- RHS per call from Python (``rhs`` with ``out=``, the least of 7 repeats of a
+  timeit loop: on a shared machine the least disturbed) for the pendulum with n = 4 and 12, the rolling disk and the
   Whipple bicycle;
 - the analytic Jacobian per call (``jacobian`` with ``out=``), pendulum n = 4, 12;
 - integrator step counts (accepted steps, RHS calls) of ``simulate`` over 10 s of
@@ -39,7 +39,7 @@ from codegen import examples as ex
 
 def per_call(f, number=2000):
     f()
-    return float(np.median(timeit.repeat(f, number=number, repeat=7))) / number
+    return min(timeit.repeat(f, number=number, repeat=7)) / number
 
 def build(model, name, out):
     ga = GibbsAppellMethod(**model.kwargs)
