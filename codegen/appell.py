@@ -272,6 +272,11 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         return self._bodylist
 
     @property
+    def frame(self):
+        """The Newtonian frame."""
+        return self._inertial
+
+    @property
     def loads(self):
         return self._forcelist
 

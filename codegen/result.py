@@ -43,6 +43,12 @@ class SimulationResult:
         """The trajectory of one state by name."""
         return self.x[:, self.states.index(name)]
 
+    def animate(self, path="motion.html", **options):
+        """The run played in 3-D in one HTML page: ``codegen.animate(None, run, path,
+        ...)`` (the model must have been compiled with the animation outputs)."""
+        from .animation import animate
+        return animate(None, self, path, **options)
+
 
 class BatchResult(tuple):
     """What simulate_batch returns: the tuple (t, X, status), so ``t, X, status =

@@ -1,0 +1,30 @@
+"""See the motion: a run played in 3-D in the browser (three.js), from outputs compiled
+with the model.
+
+    out = pose_outputs(model)                       # every drawn frame and point
+    mod = generate(ga, 'disk', outputs={**out, 'E': 'kinetic_energy'})
+    run = mod.simulate((0, 5), x0, p, t_eval=np.arange(0, 5, 1 / 60))
+    codegen.animate(mod, run, 'disk.html', outputs=['E'])   # or run.animate('disk.html')
+
+``generate_animated(description, name, ...)`` forms, adds the pose outputs and
+generates in one call. Shapes: Box, Sphere, Cylinder, Mesh (codegen.animation.shapes).
+"""
+from .page import THREE_VERSION, animate
+from .poses import pose_outputs
+from .shapes import Box, Cylinder, Mesh, Sphere
+
+__all__ = ["animate", "pose_outputs", "generate_animated", "Box", "Sphere", "Cylinder", "Mesh",
+           "THREE_VERSION"]
+
+
+def generate_animated(description, name: str, *, outputs=None, frames=(), points=(),
+                      anchors=None, **generate_kwargs):
+    """generate() with the pose outputs of ``description`` (a codegen.examples.Model or a
+    formed GibbsAppellMethod) added to ``outputs``. A Model is formed with
+    GibbsAppellMethod first."""
+    from ..appell import GibbsAppellMethod
+    from ..build import generate
+    from ..examples import Model
+    poses = pose_outputs(description, frames=frames, points=points, anchors=anchors)
+    eom = GibbsAppellMethod(**description.kwargs) if isinstance(description, Model) else description
+    return generate(eom, name, outputs={**poses, **(outputs or {})}, **generate_kwargs)

@@ -1,0 +1,231 @@
+"""The outputs an animation needs, found in a description: every drawn frame's
+orientation and every drawn point's position, compiled with the model and evaluated
+in C at a run's output times.
+
+Their names carry the scene, so that a compiled model (and a run of it) describes
+what to draw without the SymPy objects (``codegen.animation.page`` reads them back):
+
+- ``anim_R__<frame>``: (3, 3) ``N.dcm(frame)``, the frame's axes in N's components;
+- ``anim_p__<point>``: (3,) the point's position from the origin, in N;
+- ``anim_v__<point>``: (3,) the velocity in N of a point that the description does not
+  locate from the origin (the rolling disk's centre); the page integrates it from
+  ``anchors`` (its position at the run's first time, zero by default);
+- ``anim_a__<point>``: (3,) that anchor;
+- ``anim_body__<body>__<frame>__<point>``: (7,) a rigid body's mass and central inertia
+  (xx, yy, zz, xy, yz, zx in its frame), for its equivalent box;
+- ``anim_particle__<particle>__<point>``: () its mass;
+- ``anim_link__<point>__<point>``: () 0, a joint link between two drawn points;
+- ``anim_up``: (3,) the up direction, opposite to the constant loads (gravity).
+"""
+from __future__ import annotations
+
+import sympy as sm
+import sympy.physics.mechanics as me
+from sympy.core.function import AppliedUndef
+
+__all__ = ["pose_outputs", "PREFIX", "SEP"]
+
+PREFIX, SEP = "anim_", "__"
+
+
+def _name(obj, what: str) -> str:
+    name = obj if isinstance(obj, str) else getattr(obj, "name", None)
+    if not (isinstance(name, str) and name.isidentifier() and SEP not in name
+            and not name.startswith("_") and not name.endswith("_")):
+        raise ValueError(f"the {what} {name!r} cannot name an animation output: give it an "
+                         f"identifier without '__' and without a leading or trailing '_'")
+    return name
+
+
+def _description(description, frame):
+    """(N, bodies, loads) of a Model, a GibbsAppellMethod or a KanesMethod."""
+    N = frame if frame is not None else getattr(description, "frame", None)
+    if not isinstance(N, me.ReferenceFrame):
+        raise TypeError("pose_outputs needs the Newtonian frame: give a codegen.examples.Model, "
+                        "a GibbsAppellMethod, or frame=")
+    bodies = getattr(description, "bodies", None)
+    loads = getattr(description, "loads", None) or []
+    if not bodies:
+        raise ValueError("pose_outputs: the description has no bodies to draw")
+    return N, list(bodies), list(loads)
+
+
+def _neighbours(point):
+    return list(point._pos_dict)          # SymPy keeps the located-from graph here
+
+
+def _reachable(points):
+    seen, todo = [], list(points)
+    while todo:
+        p = todo.pop(0)
+        if p not in seen:
+            seen.append(p)
+            todo += _neighbours(p)
+    return seen
+
+
+def _is_fixed(point, N) -> bool:
+    v = point._vel_dict.get(N)
+    return v is not None and v == me.Vector(0)
+
+
+def _constant_in(vector, frame) -> bool:
+    comps = vector.to_matrix(frame)
+    return not any(sm.trigsimp(c).atoms(AppliedUndef) if c.atoms(AppliedUndef) else False
+                   for c in comps)
+
+
+def _constant_length(vector) -> bool:
+    return not sm.trigsimp(vector.magnitude() ** 2).atoms(AppliedUndef)
+
+
+def _oriented(F, N):
+    """F, or for a frame given only an angular velocity (the Whipple bicycle's wheels, whose
+    angles are ignorable) the frame it turns in, which is drawn instead."""
+    try:
+        N.dcm(F)
+        return F
+    except ValueError:
+        for other in F._ang_vel_dict:
+            try:
+                N.dcm(other)
+                return other
+            except ValueError:
+                continue
+    raise ValueError(f"frame {F.name!r} has no orientation in {N.name} (nor an angular velocity "
+                     f"relative to a frame that has one): it cannot be drawn")
+
+
+def _origin(points, N, origin):
+    if origin is not None:
+        return origin
+    fixed = [p for p in _reachable(points) if _is_fixed(p, N)]
+    named = [p for p in fixed if p.name == "O"]
+    return (named or fixed or [None])[0]
+
+
+def _up(loads, N):
+    """Opposite to the sum of the constant forces (gravity), all constants at 1."""
+    total = sm.zeros(3, 1)
+    for where, load in loads:
+        if isinstance(where, me.Point) and isinstance(load, me.Vector):
+            m = load.to_matrix(N)
+            if not m.atoms(AppliedUndef):
+                total += m.subs({s: 1 for s in m.free_symbols})
+    try:
+        down = [float(c) for c in total]
+    except TypeError:
+        down = [0.0, 0.0, 0.0]
+    if max(abs(c) for c in down) < 1e-12:
+        return sm.Matrix([0, 0, 1])
+    k = max(range(3), key=lambda i: abs(down[i]))   # the nearest axis: grids lie on a plane
+    up = [0, 0, 0]
+    up[k] = -1 if down[k] > 0 else 1
+    return sm.Matrix(up)
+
+
+def _links(bodies, N, origin):
+    """Joint links: from each rigid body's mass centre to the points near it (two steps in
+    the located-from graph) that are fixed in its frame and in another body's (or in N),
+    and from each particle to its drawn or fixed neighbours."""
+    rigid = [b for b in bodies if isinstance(b, me.RigidBody)]
+    fixed_in = {}
+    for b in rigid:
+        C = b.masscenter
+        near = [p for p in _neighbours(C)] + [q for p in _neighbours(C) for q in _neighbours(p)]
+        fixed_in[b] = [p for p in dict.fromkeys(near) if p is not C
+                       and _constant_in(p.pos_from(C), _oriented(b.frame, N))]
+    centres = {b.masscenter for b in rigid} | {b.point for b in bodies if isinstance(b, me.Particle)}
+    links = []
+    for b in rigid:
+        for p in fixed_in[b]:
+            other = any(p in fixed_in[o] or p is o.masscenter for o in rigid if o is not b)
+            if other or p in centres or _is_fixed(p, N):
+                links.append((b.masscenter, p))
+    for b in bodies:
+        if isinstance(b, me.Particle):
+            links += [(b.point, p) for p in _neighbours(b.point)
+                      if (p in centres or _is_fixed(p, N)) and _constant_length(p.pos_from(b.point))]
+    unique = {}
+    for a, c in links:
+        unique.setdefault(frozenset((a, c)), (a, c))
+    return list(unique.values())
+
+
+def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
+                 origin=None) -> dict:
+    """The outputs to compile with a model so that it can be animated.
+
+    Parameters
+    ----------
+    description : codegen.examples.Model, GibbsAppellMethod or KanesMethod
+        Its bodies are drawn: a rigid body as its equivalent box (its frame's
+        orientation, its mass centre's position, its mass and central inertia), a
+        particle as a sphere, and links between joint points where they are found.
+    frame : ReferenceFrame, optional
+        The Newtonian frame (a Model and a GibbsAppellMethod know theirs).
+    frames, points : more frames and points to carry, for the user's shapes and traces.
+    anchors : {Point: Vector}, optional
+        Where points the description does not locate from the origin are at the run's
+        first time (their velocity moves them on). A Model's own ``anchors`` are used
+        by default.
+    origin : Point, optional
+        The point drawn at the world's origin; by default a point of the description with
+        zero velocity (one named O if there are several).
+
+    Returns {name: expression} for ``generate(..., outputs=...)``; merge your own.
+    """
+    N, bodies, loads = _description(description, frame)
+    anchors = dict(getattr(description, "anchors", None) or {}) if anchors is None else anchors
+    drawn = [b.masscenter if isinstance(b, me.RigidBody) else b.point for b in bodies]
+    origin = _origin(drawn + list(points), N, origin)
+    out, names = {}, {}
+
+    def unique(obj, what):
+        name = _name(obj, what)
+        if names.setdefault((what, name), obj) is not obj:
+            raise ValueError(f"two different {what}s are named {name!r}: rename one")
+        return name
+
+    def orientation(F):
+        out[f"{PREFIX}R{SEP}{unique(F, 'frame')}"] = N.dcm(_oriented(F, N))
+
+    def position(P):
+        name = unique(P, "point")
+        try:
+            r = P.pos_from(origin) if origin is not None else None
+        except ValueError:               # not located from the origin
+            r = None
+        if r is not None:
+            out[f"{PREFIX}p{SEP}{name}"] = r.to_matrix(N)
+            return name
+        try:
+            out[f"{PREFIX}v{SEP}{name}"] = P.vel(N).to_matrix(N)
+        except ValueError:
+            raise ValueError(f"point {name!r} is neither located from the origin nor given "
+                             f"a velocity in {N.name}: it cannot be drawn") from None
+        start = anchors.get(P, me.Vector(0))
+        out[f"{PREFIX}a{SEP}{name}"] = (start.to_matrix(N) if isinstance(start, me.Vector)
+                                        else sm.Matrix(start))
+        return name
+
+    for b in bodies:
+        if isinstance(b, me.RigidBody):
+            orientation(b.frame)
+            C = position(b.masscenter)
+            I = b.central_inertia.to_matrix(_oriented(b.frame, N))
+            key = SEP.join([_name(b, "body"), b.frame.name, C])
+            out[f"{PREFIX}body{SEP}{key}"] = sm.Matrix([b.mass, I[0, 0], I[1, 1], I[2, 2],
+                                                        I[0, 1], I[1, 2], I[2, 0]])
+        elif isinstance(b, me.Particle):
+            out[f"{PREFIX}particle{SEP}{_name(b, 'particle')}{SEP}{position(b.point)}"] = b.mass
+        else:
+            raise TypeError(f"pose_outputs draws rigid bodies and particles, got {b!r}")
+    for a, c in _links(bodies, N, origin):
+        out[f"{PREFIX}link{SEP}{position(a)}{SEP}{position(c)}"] = sm.S.Zero
+    for F in frames:
+        orientation(F)
+    for P in points:
+        position(P)
+    out[f"{PREFIX}up"] = _up(loads, N)
+    return out
