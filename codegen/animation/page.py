@@ -33,20 +33,24 @@ class Scene:
     them), bodies, particles and links."""
 
     def __init__(self, t, values: dict, model: str):
-        self.model = model
-        self.R, self.p, self.v, self.a = {}, {}, {}, {}
+        self.model, self.t = model, np.asarray(t, dtype=float)
+        rel_R, rel_d, self.v, self.a = {}, {}, {}, {}
         self.bodies, self.particles, self.links, self.up = [], [], [], np.array([0.0, 0.0, 1.0])
         for name, value in values.items():
             if not name.startswith(PREFIX):
                 continue
             kind, *parts = name[len(PREFIX):].split(SEP)
             value = np.asarray(value, dtype=float)
-            if kind in ("R", "p", "v", "a") and len(parts) == 1:
-                getattr(self, kind)[parts[0]] = value
+            if kind == "R" and len(parts) == 2:
+                rel_R[parts[0]] = (parts[1], value.reshape(-1, 3, 3))
+            elif kind == "d" and len(parts) == 3:
+                rel_d.setdefault(parts[0], (parts[1], []))[1].append((parts[2], value.reshape(-1, 3)))
+            elif kind in ("v", "a") and len(parts) == 1:
+                getattr(self, kind)[parts[0]] = value.reshape(-1, 3)
             elif kind == "body" and len(parts) == 3:
                 self.bodies.append((*parts, value[0]))
             elif kind == "particle" and len(parts) == 2:
-                self.particles.append((*parts, value[0]))
+                self.particles.append((*parts, float(value[0])))
             elif kind == "link" and len(parts) == 2:
                 self.links.append(tuple(parts))
             elif kind == "up":
@@ -55,7 +59,34 @@ class Scene:
             raise ValueError(f"{model}: the run has no animation outputs: compile the model with "
                              f"generate(..., outputs=codegen.animation.pose_outputs(description)) "
                              f"or codegen.animation.generate_animated")
-        self.t = np.asarray(t, dtype=float)
+        self.R, self.p = {}, {}
+
+        def rotation(frame):                 # composed from N down; None: N itself
+            if frame not in rel_R:
+                return None
+            if frame not in self.R:
+                parent, rel = rel_R[frame]
+                above = rotation(parent)
+                self.R[frame] = rel if above is None else np.einsum("tij,tjk->tik", above, rel)
+            return self.R[frame]
+
+        def position(point):                 # composed from the origin out
+            if point not in self.p:
+                if point in rel_d:
+                    parent, terms = rel_d[point]
+                    p = position(parent).copy()
+                    for frame, comps in terms:
+                        R = rotation(frame)
+                        p += comps if R is None else np.einsum("tij,tj->ti", R, comps)
+                    self.p[point] = p
+                else:
+                    self.p[point] = np.zeros((len(self.t), 3))
+            return self.p[point]
+
+        for frame in rel_R:
+            rotation(frame)
+        for point in rel_d:
+            position(point)
         for point, v in self.v.items():          # the trapezoidal rule from the anchor
             steps = 0.5 * (v[1:] + v[:-1]) * np.diff(self.t)[:, None]
             self.p[point] = self.a[point][0] + np.vstack([np.zeros(3), np.cumsum(steps, axis=0)])

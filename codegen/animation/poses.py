@@ -2,15 +2,18 @@
 orientation and every drawn point's position, compiled with the model and evaluated
 in C at a run's output times.
 
-Their names carry the scene, so that a compiled model (and a run of it) describes
-what to draw without the SymPy objects (``codegen.animation.page`` reads them back):
+Each is compiled as the description gives it, relative to its neighbour (a frame to the
+frame it is oriented from, a point to the point it is located from), so that the
+expressions stay small however deep the tree is; codegen.animation.page composes them
+along the paths from the Newtonian frame and the origin. Their names carry the scene,
+so that a compiled model (and a run of it) says what to draw without the SymPy objects:
 
-- ``anim_R__<frame>``: (3, 3) ``N.dcm(frame)``, the frame's axes in N's components;
-- ``anim_p__<point>``: (3,) the point's position from the origin, in N;
-- ``anim_v__<point>``: (3,) the velocity in N of a point that the description does not
-  locate from the origin (the rolling disk's centre); the page integrates it from
-  ``anchors`` (its position at the run's first time, zero by default);
-- ``anim_a__<point>``: (3,) that anchor;
+- ``anim_R__<frame>__<parent>``: (3, 3) ``parent.dcm(frame)``;
+- ``anim_d__<point>__<parent>__<frame>``: (3,) the components in ``frame`` of the point's
+  position from its parent (one output per frame its vector is written in);
+- ``anim_v__<point>``: (3,) the velocity in N of a drawn point that the description does
+  not locate from the origin (the rolling disk's centre); the page integrates it from
+  ``anim_a__<point>``, its position at the run's first time (zero unless anchored);
 - ``anim_body__<body>__<frame>__<point>``: (7,) a rigid body's mass and central inertia
   (xx, yy, zz, xy, yz, zx in its frame), for its equivalent box;
 - ``anim_particle__<particle>__<point>``: () its mass;
@@ -70,9 +73,20 @@ def _is_fixed(point, N) -> bool:
 
 
 def _constant_in(vector, frame) -> bool:
-    comps = vector.to_matrix(frame)
-    return not any(sm.trigsimp(c).atoms(AppliedUndef) if c.atoms(AppliedUndef) else False
-                   for c in comps)
+    """Each term of vector constant in a frame fixed in frame (no simplification: a
+    vector written otherwise counts as moving)."""
+    return all(not comps.atoms(AppliedUndef)
+               and (G is frame or not frame.dcm(G).atoms(AppliedUndef))
+               for comps, G in vector.args)
+
+
+def _matrix(dyadic, frame):
+    """dyadic.to_matrix(frame), directly from its terms when all are in frame (SymPy's
+    to_matrix dots every pair of axes through the frames' tree)."""
+    if all(len(v.args) == 1 and v.args[0][1] is frame
+           for _, a, b in dyadic.args for v in (a, b)):
+        return sum((c * a.args[0][0] * b.args[0][0].T for c, a, b in dyadic.args), sm.zeros(3, 3))
+    return dyadic.to_matrix(frame)
 
 
 def _constant_length(vector) -> bool:
@@ -108,7 +122,8 @@ def _up(loads, N):
     """Opposite to the sum of the constant forces (gravity), all constants at 1."""
     total = sm.zeros(3, 1)
     for where, load in loads:
-        if isinstance(where, me.Point) and isinstance(load, me.Vector):
+        if isinstance(where, me.Point) and isinstance(load, me.Vector) \
+                and not any(comps.atoms(AppliedUndef) for comps, _ in load.args):
             m = load.to_matrix(N)
             if not m.atoms(AppliedUndef):
                 total += m.subs({s: 1 for s in m.free_symbols})
@@ -188,16 +203,30 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
         return name
 
     def orientation(F):
-        out[f"{PREFIX}R{SEP}{unique(F, 'frame')}"] = N.dcm(_oriented(F, N))
+        F = _oriented(F, N)
+        path = N._dict_list(F, 0)            # N, ..., F, as the description orients them
+        for parent, child in zip(path, path[1:]):
+            out[f"{PREFIX}R{SEP}{unique(child, 'frame')}{SEP}{unique(parent, 'frame')}"] = \
+                parent.dcm(child)
+        return F
+
+    def alias(F):                            # a frame drawn in another's orientation
+        G = orientation(F)
+        if G is not F:
+            out[f"{PREFIX}R{SEP}{unique(F, 'frame')}{SEP}{unique(G, 'frame')}"] = sm.eye(3)
 
     def position(P):
         name = unique(P, "point")
         try:
-            r = P.pos_from(origin) if origin is not None else None
-        except ValueError:               # not located from the origin
-            r = None
-        if r is not None:
-            out[f"{PREFIX}p{SEP}{name}"] = r.to_matrix(N)
+            path = origin._pdict_list(P, 0) if origin is not None else None
+        except ValueError:                   # not located from the origin
+            path = None
+        if path is not None:
+            for parent, child in zip(path, path[1:]):
+                for comps, G in child.pos_from(parent).args or [(sm.zeros(3, 1), N)]:
+                    orientation(G)
+                    out[f"{PREFIX}d{SEP}{unique(child, 'point')}{SEP}"
+                        f"{unique(parent, 'point')}{SEP}{unique(G, 'frame')}"] = comps
             return name
         try:
             out[f"{PREFIX}v{SEP}{name}"] = P.vel(N).to_matrix(N)
@@ -211,9 +240,9 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
 
     for b in bodies:
         if isinstance(b, me.RigidBody):
-            orientation(b.frame)
+            alias(b.frame)
             C = position(b.masscenter)
-            I = b.central_inertia.to_matrix(_oriented(b.frame, N))
+            I = _matrix(b.central_inertia, _oriented(b.frame, N))
             key = SEP.join([_name(b, "body"), b.frame.name, C])
             out[f"{PREFIX}body{SEP}{key}"] = sm.Matrix([b.mass, I[0, 0], I[1, 1], I[2, 2],
                                                         I[0, 1], I[1, 2], I[2, 0]])
@@ -224,7 +253,7 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
     for a, c in _links(bodies, N, origin):
         out[f"{PREFIX}link{SEP}{position(a)}{SEP}{position(c)}"] = sm.S.Zero
     for F in frames:
-        orientation(F)
+        alias(F)
     for P in points:
         position(P)
     out[f"{PREFIX}up"] = _up(loads, N)

@@ -1,7 +1,8 @@
 // The player of codegen.animation's pages: reads the scene (JSON, the series in base64),
 // builds it with three.js (inlined as text, imported from a blob: no server, no network),
-// and plays it. #t=SECONDS shows that moment, paused; #fps=N plays and writes the
-// intervals of N animation frames into #frametimes.
+// and plays it. #t=SECONDS shows that moment, paused; #hud=0 hides the time, the values and
+// the controls (for pictures); #fps=N plays and writes the intervals of N animation frames
+// into #frametimes.
 const $ = id => document.getElementById(id);
 const fail = e => { $("errors").textContent += "error: " + (e && e.stack || e) + "\n"; };
 
@@ -220,6 +221,7 @@ try {
       playing = false; $("play").textContent = "play";
       pose(Number(h.get("t")));
     } else pose(now);
+    for (const id of ["hud", "controls"]) $(id).hidden = h.get("hud") === "0";
     if (h.has("fps")) { fps.want = Number(h.get("fps")); fps.stamps = []; playing = true; }
     draw();
   }
