@@ -49,6 +49,12 @@ class SimulationResult:
         from .animation import animate
         return animate(None, self, path, **options)
 
+    def plot(self, states=None, outputs=(), energy=None, path=None):
+        """A matplotlib Figure of states, outputs and the energy drift (codegen.plot.plot;
+        needs the ``plot`` extra)."""
+        from .plot import plot
+        return plot(self, states, outputs, energy, path)
+
 
 class BatchResult(tuple):
     """What simulate_batch returns: the tuple (t, X, status), so ``t, X, status =

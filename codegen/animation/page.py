@@ -147,7 +147,8 @@ def _check_run(mod, run):
     return model
 
 
-def _writable(path) -> Path:
+def writable(path) -> Path:
+    """path, if a page can be written there (its folder exists and is writable)."""
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"cannot write the page to {path}: it is a folder")
@@ -248,7 +249,7 @@ def animate(mod, run, path="motion.html", *, shapes=(), outputs=(), traces=(), f
         "; pose_outputs(..., frames=) adds frames")
     if not (isinstance(speed, (int, float)) and np.isfinite(speed) and speed > 0):
         raise ValueError(f"{model}: speed must be a positive number, got {speed!r}")
-    path = _writable(path)
+    path = writable(path)
     centre, size = scene.extent()
     objects = _objects(scene, list(shapes), boxes, max(size, 0.1))
     size = max([size, 0.1] + [max(o["size"]) for o in objects if o["kind"] == "box"])

@@ -21,7 +21,7 @@ try {
   const points = Object.fromEntries(Object.entries(S.points).map(([k, v]) => [k, decode(v, Float32Array)]));
   const up = new THREE.Vector3(...S.up).normalize();
 
-  const renderer = new THREE.WebGLRenderer({antialias: true, preserveDrawingBuffer: true});
+  const renderer = new THREE.WebGLRenderer({antialias: false, preserveDrawingBuffer: true});
   renderer.setPixelRatio(window.devicePixelRatio);
   renderer.setSize(window.innerWidth, window.innerHeight);
   document.body.prepend(renderer.domElement);

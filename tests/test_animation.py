@@ -1,0 +1,256 @@
+"""The animation page in a real browser (headless Chromium, WebGL on SwiftShader): it
+loads without JavaScript errors, draws the rolling disk where its state says (its contact
+point projected through the page's camera), changes pixels only where bodies moved, and
+stays small for the 12-body humanoid; bad input is refused before anything is written."""
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import codegen
+from codegen import GibbsAppellMethod, examples as ex, generate
+from codegen.animation import Box, Cylinder, Sphere, generate_animated, pose_outputs
+from codegen.animation.browser import chromium, dump_dom, page_state, screenshot
+from codegen.animation.shapes import equivalent_box
+
+needs_chromium = pytest.mark.skipif(chromium() is None, reason="Chromium is not installed")
+FPS = 60
+RED = "#ff0000"
+
+
+@pytest.fixture(scope="module")
+def animated(tmp_path_factory):
+    """The animated models, each compiled on first use (once per session), and a run."""
+    out, made = tmp_path_factory.mktemp("animated"), {}
+
+    def get(name):
+        if name in made:
+            return made[name]
+        if name == "disk":
+            model = ex.rolling_disk_contact()
+            mod = generate_animated(model, "anim_disk", output_dir=out,
+                                    outputs={"T": "kinetic_energy"})
+            seconds = 2.0
+        elif name == "pendulum":
+            model = ex.n_pendulum_on_cart(2)
+            mod = generate_animated(model, "anim_pendulum", output_dir=out)
+            seconds = 1.0
+        elif name == "humanoid":
+            model = ex.humanoid()
+            mod = generate_animated(model, "anim_humanoid", output_dir=out)
+            seconds = 10.0
+        p = mod.parameters(model.parameter_values)
+        r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
+        run = mod.simulate((0, seconds), model.initial_state, p, r, rtol=1e-9, atol=1e-9,
+                           t_eval=np.linspace(0, seconds, int(round(seconds * FPS)) + 1))
+        assert run.success, run.message
+        made[name] = dict(model=model, mod=mod, run=run, p=p, dir=out)
+        return made[name]
+    return get
+
+
+def disk_geometry(x, r):
+    """The rolling disk's centre, contact point and plane axes from its state (x, y, phi,
+    theta, psi, ...), by Greenwood's triad: independent of the page's code."""
+    x_, y_, phi, theta = x[:4]
+    cz, sz, cx, sx = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta)
+    Bx = np.array([cz, sz, 0.0])
+    By = np.array([-sz * cx, cz * cx, sx])
+    contact = np.array([x_, y_, 0.0])
+    return contact + r * By, contact, Bx, By
+
+
+def project(camera, points, size):
+    """Pixel coordinates of world points through the page's camera, for an image of
+    size (w, h) (the projection's aspect taken from the image)."""
+    V = np.array(camera["view"]).reshape(4, 4).T          # three.js: column-major
+    P = np.array(camera["projection"]).reshape(4, 4).T
+    w, h = size
+    P[0, 0] = P[1, 1] * h / w
+    X = np.c_[np.atleast_2d(points), np.ones(len(np.atleast_2d(points)))]
+    clip = (P @ V @ X.T).T
+    ndc = clip[:, :3] / clip[:, 3:]
+    return np.c_[(ndc[:, 0] + 1) / 2 * w, (1 - ndc[:, 1]) / 2 * h]
+
+
+def image(png):
+    PIL = pytest.importorskip("PIL.Image")
+    return np.asarray(PIL.open(png).convert("RGB")).astype(int)
+
+
+def disk_page(animated, path, **kw):
+    d = animated("disk")
+    return codegen.animate(d["mod"], d["run"], path,
+                           shapes=[Cylinder("D", "C", d["p"][d["mod"].constants.index("r")],
+                                            0.01, color=RED)], **kw)
+
+
+def test_equivalent_box_has_the_bodys_principal_moments():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(3, 3))
+    sides = np.array([0.3, 0.5, 0.9])
+    Q = np.linalg.qr(A)[0]
+    m = 2.5
+    inertia = Q @ np.diag(m / 12 * np.array([sides[1]**2 + sides[2]**2, sides[0]**2 + sides[2]**2,
+                                             sides[0]**2 + sides[1]**2])) @ Q.T
+    got, axes = equivalent_box(m, inertia)
+    assert np.allclose(sorted(got), sorted(sides), rtol=1e-12)
+    assert np.isclose(np.linalg.det(axes), 1.0)
+    back = axes @ np.diag(m / 12 * np.array([got[1]**2 + got[2]**2, got[0]**2 + got[2]**2,
+                                             got[0]**2 + got[1]**2])) @ axes.T
+    assert np.allclose(back, inertia, atol=1e-14)
+    disk, _ = equivalent_box(2.0, np.diag([0.045, 0.045, 0.09]))     # a thin disk: a plate
+    assert np.allclose(disk[:2], np.sqrt(3) * 0.3) and disk[2] == pytest.approx(0.02 * disk[0])
+
+
+def test_poses_from_c_equal_the_state(animated):
+    """The page's poses (composed from the compiled relative outputs) against the disk's
+    state by Greenwood's triad."""
+    from codegen.animation.page import Scene
+    d = animated("disk")
+    run, r = d["run"], d["p"][d["mod"].constants.index("r")]
+    scene = Scene(run.t, run.outputs, "disk")
+    for k in (0, len(run.t) // 2, len(run.t) - 1):
+        centre, _, Bx, By = disk_geometry(run.x[k], r)
+        assert np.abs(scene.p["C"][k] - centre).max() < 1e-12
+        assert np.abs(scene.R["D"][k][:, 2] - np.cross(Bx, By)).max() < 1e-12   # the axis
+
+
+@needs_chromium
+def test_page_loads_without_errors_and_shows_the_moment(animated, tmp_path):
+    d = animated("disk")
+    page = disk_page(animated, tmp_path / "disk.html", outputs=["T"], traces=["C"], frames=True)
+    state = page_state(dump_dom(page, "t=0.75"))
+    assert state["errors"] == "" and state["ready"]
+    assert state["time"] == pytest.approx(0.75) and state["frames"] == len(d["run"].t)
+    assert state["objects"] == 2                 # the cylinder and the frame's axes
+    again = disk_page(animated, tmp_path / "again.html", outputs=["T"], traces=["C"], frames=True)
+    assert again.read_bytes() == page.read_bytes()                # deterministic
+
+
+@needs_chromium
+def test_contact_point_is_drawn_where_the_state_says(animated, tmp_path):
+    """At t = 0 the last red pixel on the line from the disk's projected centre through
+    its projected contact point is the contact point's pixel."""
+    d = animated("disk")
+    page = disk_page(animated, tmp_path / "disk.html")
+    png = screenshot(page, tmp_path / "t0.png", "t=0&hud=0")
+    camera = page_state(dump_dom(page, "t=0&hud=0"))["camera"]
+    img = image(png)
+    h, w, _ = img.shape
+    red = (img[..., 0] > 120) & (img[..., 1] < 90) & (img[..., 2] < 90)
+    r = d["p"][d["mod"].constants.index("r")]
+    centre, contact, _, By = disk_geometry(d["run"].x[0], r)
+    (cx, cy), (px, py) = project(camera, [centre, contact], (w, h))
+    assert red[int(round(cy)), int(round(cx))]
+    direction = np.array([px - cx, py - cy]) / np.hypot(px - cx, py - cy)
+    last = None
+    for s in np.arange(0, 2 * np.hypot(px - cx, py - cy), 0.25):
+        i, j = int(round(cy + s * direction[1])), int(round(cx + s * direction[0]))
+        if 0 <= i < h and 0 <= j < w and red[i, j]:
+            last = np.array([j, i])
+    assert last is not None and np.hypot(*(last - [px, py])) < 3.0, (last, (px, py))
+
+
+@needs_chromium
+def test_pixels_change_where_the_body_moved_and_nowhere_else(animated, tmp_path):
+    d = animated("disk")
+    page = disk_page(animated, tmp_path / "disk.html")
+    run, r = d["run"], d["p"][d["mod"].constants.index("r")]
+    images, boxes = [], []
+    camera = page_state(dump_dom(page, "t=0&hud=0"))["camera"]
+    for t in (0.0, 1.0):
+        img = image(screenshot(page, tmp_path / f"t{t}.png", f"t={t}&hud=0"))
+        k = int(np.argmin(abs(run.t - t)))
+        centre, _, Bx, By = disk_geometry(run.x[k], r)
+        a = np.linspace(0, 2 * np.pi, 73)[:, None]
+        rim = centre + r * (np.cos(a) * Bx + np.sin(a) * By)
+        uv = project(camera, rim, img.shape[1::-1])
+        boxes.append((uv.min(axis=0) - 4, uv.max(axis=0) + 4))
+        images.append(img)
+    changed = np.abs(images[0] - images[1]).sum(axis=2) > 24
+    assert changed.sum() > 200                                       # the disk moved
+    ii, jj = np.nonzero(changed)
+    inside = np.zeros(len(ii), bool)
+    for lo, hi in boxes:
+        inside |= (jj >= lo[0]) & (jj <= hi[0]) & (ii >= lo[1]) & (ii <= hi[1])
+    assert inside.all(), f"{(~inside).sum()} pixels changed away from the disk"
+
+
+@needs_chromium
+def test_humanoid_page_is_small_and_plays(animated, tmp_path):
+    h = animated("humanoid")
+    page = codegen.animate(h["mod"], h["run"], tmp_path / "humanoid.html")
+    assert page.stat().st_size < 2_000_000
+    state = page_state(dump_dom(page, "t=3"))
+    assert state["errors"] == "" and state["frames"] == 601
+    assert state["objects"] == 12 + 20            # 12 boxes, 20 joint links
+    from codegen.animation.browser import frame_times
+    times = frame_times(page, frames=60)
+    assert times["frames"] == 60 and np.isfinite(times["median_ms"])
+    print(f"humanoid page {page.stat().st_size / 1e6:.2f} MB; frame times {times}")
+
+
+def test_particles_and_links(animated, tmp_path):
+    """The pendulum on a cart: particles drawn as spheres, links between the pendulum's
+    particles, not between the cart and the fixed point it slides from."""
+    d = animated("pendulum")
+    names = d["mod"].output_names
+    assert sum(n.startswith("anim_particle__") for n in names) == 3
+    assert sorted(n for n in names if n.startswith("anim_link__")) == \
+        ["anim_link__P0__P1", "anim_link__P1__P2"]
+    page = d["run"].animate(tmp_path / "pendulum.html")
+    assert page.is_file() and b"three.js" in page.read_bytes()[:2000]
+
+
+def test_bad_input_is_refused_before_writing(animated, tmp_path):
+    disk, pend = animated("disk"), animated("pendulum")
+    r = disk["p"][disk["mod"].constants.index("r")]
+
+    def refused(exc, match, mod=disk["mod"], run=disk["run"], path=tmp_path / "x.html", **kw):
+        with pytest.raises(exc, match=match):
+            codegen.animate(mod, run, path, **kw)
+        assert not any(p.name.startswith("x.html") or p.name.startswith(".x.html")
+                       for p in tmp_path.iterdir())
+
+    refused(ValueError, r"the run has 6 states .* but the model has 8", mod=disk["mod"],
+            run=pend["run"])
+    refused(ValueError, r"output 'E' not in the model \(it has T\)", outputs=["E"])
+    refused(ValueError, r"frame 'Z' not in the model", shapes=[Box("Z", "C", (1, 1, 1))])
+    refused(ValueError, r"point 'Q' not in the model", shapes=[Sphere(point="Q", radius=r)])
+    refused(ValueError, r"trace point 'P' not in the model", traces=["P"])
+    refused(ValueError, r"must be 3 finite numbers", shapes=[Box("D", "C", (1, -1, 1))])
+    refused(FileNotFoundError, r"mesh file .* not found",
+            shapes=[codegen.animation.Mesh("D", "C", file=tmp_path / "no.stl")])
+    refused(FileNotFoundError, r"does not exist", path=tmp_path / "missing" / "x.html")
+    refused(IsADirectoryError, r"it is a folder", path=tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if not os.access(locked, os.W_OK):           # root may write anyway
+            refused(PermissionError, r"not writable", path=locked / "x.html")
+    finally:
+        locked.chmod(stat.S_IRWXU)
+    plain = generate(GibbsAppellMethod(**ex.rolling_disk_contact().kwargs), "anim_plain",
+                     output_dir=disk["dir"], outputs={"T": "kinetic_energy"})
+    run = plain.simulate((0, 0.1), disk["model"].initial_state, disk["p"])
+    refused(ValueError, r"no animation outputs: compile the model with", mod=plain, run=run)
+    with pytest.raises(ValueError, match="point 'Q' is neither located"):
+        import sympy.physics.mechanics as me
+        model = ex.rolling_disk_contact()
+        pose_outputs(model, points=[me.Point("Q")])
+
+
+def test_player_is_valid_javascript(tmp_path):
+    import shutil
+    import subprocess
+    from codegen.abi import TEMPLATE_DIR
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    mjs = tmp_path / "player.mjs"
+    mjs.write_text((TEMPLATE_DIR / "animation" / "player.js").read_text())
+    proc = subprocess.run([node, "--check", str(mjs)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
