@@ -11,10 +11,9 @@ import pytest
 import codegen
 from codegen import GibbsAppellMethod, examples as ex, generate
 from codegen.animation import Box, Cylinder, Sphere, generate_animated, pose_outputs
-from codegen.animation.browser import chromium, dump_dom, page_state, screenshot
+from codegen.animation.browser import Browser, chromium
 from codegen.animation.shapes import equivalent_box
 
-needs_chromium = pytest.mark.skipif(chromium() is None, reason="Chromium is not installed")
 FPS = 60
 RED = "#ff0000"
 
@@ -117,28 +116,35 @@ def test_poses_from_c_equal_the_state(animated):
         assert np.abs(scene.R["D"][k][:, 2] - np.cross(Bx, By)).max() < 1e-12   # the axis
 
 
-@needs_chromium
-def test_page_loads_without_errors_and_shows_the_moment(animated, tmp_path):
+@pytest.fixture(scope="module")
+def browser():
+    if chromium() is None:
+        pytest.skip("Chromium is not installed")
+    with Browser((800, 600)) as b:
+        yield b
+
+
+def test_page_loads_without_errors_and_shows_the_moment(animated, browser, tmp_path):
     d = animated("disk")
     page = disk_page(animated, tmp_path / "disk.html", outputs=["T"], traces=["C"], frames=True)
-    state = page_state(dump_dom(page, "t=0.75"))
+    state = browser.open(page, "t=0.75")
     assert state["errors"] == "" and state["ready"]
     assert state["time"] == pytest.approx(0.75) and state["frames"] == len(d["run"].t)
     assert state["objects"] == 2                 # the cylinder and the frame's axes
+    assert browser.show("t=1.5")["time"] == pytest.approx(1.5)
     again = disk_page(animated, tmp_path / "again.html", outputs=["T"], traces=["C"], frames=True)
     assert again.read_bytes() == page.read_bytes()                # deterministic
 
 
-@needs_chromium
-def test_contact_point_is_drawn_where_the_state_says(animated, tmp_path):
+def test_contact_point_is_drawn_where_the_state_says(animated, browser, tmp_path):
     """At t = 0 the last red pixel on the line from the disk's projected centre through
     its projected contact point is the contact point's pixel."""
     d = animated("disk")
     page = disk_page(animated, tmp_path / "disk.html")
-    png = screenshot(page, tmp_path / "t0.png", "t=0&hud=0")
-    camera = page_state(dump_dom(page, "t=0&hud=0"))["camera"]
-    img = image(png)
+    camera = browser.open(page, "t=0&hud=0")["camera"]
+    img = image(browser.screenshot(tmp_path / "t0.png"))
     h, w, _ = img.shape
+    assert (w, h) == (camera["width"], camera["height"])
     red = (img[..., 0] > 120) & (img[..., 1] < 90) & (img[..., 2] < 90)
     r = d["p"][d["mod"].constants.index("r")]
     centre, contact, _, By = disk_geometry(d["run"].x[0], r)
@@ -153,15 +159,15 @@ def test_contact_point_is_drawn_where_the_state_says(animated, tmp_path):
     assert last is not None and np.hypot(*(last - [px, py])) < 3.0, (last, (px, py))
 
 
-@needs_chromium
-def test_pixels_change_where_the_body_moved_and_nowhere_else(animated, tmp_path):
+def test_pixels_change_where_the_body_moved_and_nowhere_else(animated, browser, tmp_path):
     d = animated("disk")
     page = disk_page(animated, tmp_path / "disk.html")
     run, r = d["run"], d["p"][d["mod"].constants.index("r")]
     images, boxes = [], []
-    camera = page_state(dump_dom(page, "t=0&hud=0"))["camera"]
+    camera = browser.open(page, "t=0&hud=0")["camera"]
     for t in (0.0, 1.0):
-        img = image(screenshot(page, tmp_path / f"t{t}.png", f"t={t}&hud=0"))
+        assert browser.show(f"t={t}&hud=0")["time"] == pytest.approx(t)
+        img = image(browser.screenshot(tmp_path / f"t{t}.png"))
         k = int(np.argmin(abs(run.t - t)))
         centre, _, Bx, By = disk_geometry(run.x[k], r)
         a = np.linspace(0, 2 * np.pi, 73)[:, None]
@@ -178,16 +184,14 @@ def test_pixels_change_where_the_body_moved_and_nowhere_else(animated, tmp_path)
     assert inside.all(), f"{(~inside).sum()} pixels changed away from the disk"
 
 
-@needs_chromium
-def test_humanoid_page_is_small_and_plays(animated, tmp_path):
+def test_humanoid_page_is_small_and_plays(animated, browser, tmp_path):
     h = animated("humanoid")
     page = codegen.animate(h["mod"], h["run"], tmp_path / "humanoid.html")
     assert page.stat().st_size < 2_000_000
-    state = page_state(dump_dom(page, "t=3"))
+    state = browser.open(page, "t=3")
     assert state["errors"] == "" and state["frames"] == 601
     assert state["objects"] == 12 + 20            # 12 boxes, 20 joint links
-    from codegen.animation.browser import frame_times
-    times = frame_times(page, frames=60)
+    times = browser.frame_times(60)
     assert times["frames"] == 60 and np.isfinite(times["median_ms"])
     print(f"humanoid page {page.stat().st_size / 1e6:.2f} MB; frame times {times}")
 
@@ -219,7 +223,7 @@ def test_bad_input_is_refused_before_writing(animated, tmp_path):
     refused(ValueError, r"output 'E' not in the model \(it has T\)", outputs=["E"])
     refused(ValueError, r"frame 'Z' not in the model", shapes=[Box("Z", "C", (1, 1, 1))])
     refused(ValueError, r"point 'Q' not in the model", shapes=[Sphere(point="Q", radius=r)])
-    refused(ValueError, r"trace point 'P' not in the model", traces=["P"])
+    refused(ValueError, r"trace point 'W' not in the model", traces=["W"])
     refused(ValueError, r"must be 3 finite numbers", shapes=[Box("D", "C", (1, -1, 1))])
     refused(FileNotFoundError, r"mesh file .* not found",
             shapes=[codegen.animation.Mesh("D", "C", file=tmp_path / "no.stl")])
