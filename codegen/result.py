@@ -46,7 +46,7 @@ class SimulationResult:
     def animate(self, path="motion.html", **options):
         """The run played in 3-D in one HTML page: ``codegen.animate(None, run, path,
         ...)`` (the model must have been compiled with the animation outputs)."""
-        from .animation import animate
+        from .animation.page import animate
         return animate(None, self, path, **options)
 
     def plot(self, states=None, outputs=(), energy=None, path=None):

@@ -10,21 +10,10 @@ with the model.
 generates in one call. Shapes: Box, Sphere, Cylinder, Mesh (codegen.animation.shapes).
 """
 from .page import THREE_VERSION, animate
+from .generate import generate_animated
 from .poses import pose_outputs
 from .shapes import Box, Cylinder, Mesh, Sphere
 
 __all__ = ["animate", "pose_outputs", "generate_animated", "Box", "Sphere", "Cylinder", "Mesh",
            "THREE_VERSION"]
 
-
-def generate_animated(description, name: str, *, outputs=None, frames=(), points=(),
-                      anchors=None, **generate_kwargs):
-    """generate() with the pose outputs of ``description`` (a codegen.examples.Model or a
-    formed GibbsAppellMethod) added to ``outputs``. A Model is formed with
-    GibbsAppellMethod first."""
-    from ..appell import GibbsAppellMethod
-    from ..build import generate
-    from ..examples import Model
-    poses = pose_outputs(description, frames=frames, points=points, anchors=anchors)
-    eom = GibbsAppellMethod(**description.kwargs) if isinstance(description, Model) else description
-    return generate(eom, name, outputs={**poses, **(outputs or {})}, **generate_kwargs)
