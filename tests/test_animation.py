@@ -116,6 +116,24 @@ def test_poses_from_c_equal_the_state(animated):
         assert np.abs(scene.R["D"][k][:, 2] - np.cross(Bx, By)).max() < 1e-12   # the axis
 
 
+def test_a_point_located_only_by_its_velocity_moves_by_it(tmp_path):
+    """examples.rolling_disk has no contact coordinates: its centre starts at its anchor
+    r B.y and moves by its compiled velocity, integrated over the run's times; its height
+    stays r sin(theta) to the trapezoidal rule's error."""
+    from codegen.animation.page import Scene
+    model = ex.rolling_disk()
+    mod = generate_animated(model, "anim_disk_free", output_dir=tmp_path)
+    assert "anim_v__C" in mod.output_names and "anim_a__C" in mod.output_names
+    p = mod.parameters(model.parameter_values)
+    run = mod.simulate((0, 2), model.initial_state, p, rtol=1e-10, atol=1e-10,
+                       t_eval=np.linspace(0, 2, 241))
+    C = Scene(run.t, run.outputs, "disk").p["C"]
+    r, theta = model.parameter_values["r"], run["theta"]
+    assert np.abs(C[:, 2] - r * np.sin(theta)).max() < 1e-3
+    assert np.abs(C[0] - [0, r * np.cos(theta[0]), r * np.sin(theta[0])]).max() < 1e-15
+    assert np.ptp(C[:, 0]) > 0.1                                      # it rolls away
+
+
 @pytest.fixture(scope="module")
 def browser():
     if chromium() is None:

@@ -23,6 +23,7 @@ from .shapes import Box, _Shape, equivalent_box, name_of
 __all__ = ["animate", "Scene", "THREE_VERSION"]
 
 THREE_VERSION = "0.170.0"
+BOX_OPACITY = 0.6
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 
@@ -191,7 +192,7 @@ def _objects(scene, shapes, boxes, size):
         if offset.shape != (3,) or not np.isfinite(offset).all():
             raise ValueError(f"{scene.model}: a shape's offset must be 3 finite numbers, got "
                              f"{shape.offset!r}")
-        objects.append(dict(geometry, frame=frame, point=name_of(shape.point),
+        objects.append(dict(geometry, frame=frame, point=name_of(shape.point), opacity=1.0,
                             rotation=[0, 0, 0, 1], offset=offset.tolist(),
                             color=shape.color or PALETTE[k % len(PALETTE)]))
     for k, (body, frame, point, values) in enumerate(scene.bodies):
@@ -204,9 +205,11 @@ def _objects(scene, shapes, boxes, size):
             sides = np.full(3, 0.05 * size)
         objects.append(dict(Box(frame, point, sides).geometry(), frame=frame, point=point,
                             rotation=_quaternions(axes)[0].tolist(), offset=[0, 0, 0],
-                            color=PALETTE[k % len(PALETTE)], name=body))
+                            color=PALETTE[k % len(PALETTE)], name=body,
+                            opacity=BOX_OPACITY))       # the joint links show through
     for k, (particle, point, mass) in enumerate(scene.particles):
         objects.append(dict(kind="sphere", radius=0.03 * size, frame=None, point=point,
+                            opacity=1.0,
                             rotation=[0, 0, 0, 1], offset=[0, 0, 0],
                             color=PALETTE[(k + len(scene.bodies)) % len(PALETTE)], name=particle))
     return objects
