@@ -10,9 +10,9 @@ import pytest
 
 import codegen
 from codegen import GibbsAppellMethod, examples as ex, generate
-from codegen.animation import Box, Cylinder, Sphere, generate_animated, pose_outputs
+from codegen.animation import Box, Cylinder, Mesh, Sphere, generate_animated, pose_outputs
 from codegen.animation.browser import Browser, chromium
-from codegen.animation.shapes import equivalent_box
+from codegen.animation.shapes import equivalent_box, read_mesh
 
 FPS = 60
 RED = "#ff0000"
@@ -78,11 +78,11 @@ def image(png):
     return np.asarray(PIL.open(png).convert("RGB")).astype(int)
 
 
-def disk_page(animated, path, **kw):
+def disk_page(animated, path, more=(), **kw):
     d = animated("disk")
     return codegen.animate(d["mod"], d["run"], path,
                            shapes=[Cylinder("D", "C", d["p"][d["mod"].constants.index("r")],
-                                            0.01, color=RED)], **kw)
+                                            0.01, color=RED), *more], **kw)
 
 
 def test_equivalent_box_has_the_bodys_principal_moments():
@@ -142,15 +142,44 @@ def browser():
         yield b
 
 
+TETRAHEDRON = "v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+
+
+def test_meshes_are_read_from_obj_and_stl(tmp_path):
+    obj = tmp_path / "t.obj"
+    obj.write_text(TETRAHEDRON)
+    v, f = read_mesh(obj)
+    assert v.shape == (4, 3) and f.shape == (4, 3) and f.max() == 3
+    tri = v[f]                                       # the same triangles as a binary STL
+    normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    records = np.zeros(4, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    records["n"], records["v"] = normals, tri
+    (tmp_path / "t.stl").write_bytes(b"\0" * 80 + np.uint32(4).tobytes() + records.tobytes())
+    v2, f2 = read_mesh(tmp_path / "t.stl")
+    assert np.allclose(v2[f2], tri, atol=1e-7)
+    ascii_stl = "solid t\n" + "".join(
+        "facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {a} {b} {c}\n" for a, b, c in t)
+        + "endloop\nendfacet\n" for t in tri) + "endsolid t\n"
+    (tmp_path / "a.stl").write_text(ascii_stl)
+    v3, f3 = read_mesh(tmp_path / "a.stl")
+    assert np.allclose(v3[f3], tri)
+    (tmp_path / "bad.obj").write_text("v 0 0 0\nf 1 2 3\n")
+    with pytest.raises(ValueError, match="no valid triangles"):
+        read_mesh(tmp_path / "bad.obj")
+
+
 def test_page_loads_without_errors_and_shows_the_moment(animated, browser, tmp_path):
     d = animated("disk")
-    page = disk_page(animated, tmp_path / "disk.html", outputs=["T"], traces=["C"], frames=True)
+    (tmp_path / "t.obj").write_text(TETRAHEDRON)
+    page = disk_page(animated, tmp_path / "disk.html", outputs=["T"], traces=["C"], frames=True,
+                     more=[Mesh("B", "P", file=tmp_path / "t.obj", color="#208020")])
     state = browser.open(page, "t=0.75")
     assert state["errors"] == "" and state["ready"]
     assert state["time"] == pytest.approx(0.75) and state["frames"] == len(d["run"].t)
-    assert state["objects"] == 2                 # the cylinder and the frame's axes
+    assert state["objects"] == 3                 # the cylinder, the mesh and the frame's axes
     assert browser.show("t=1.5")["time"] == pytest.approx(1.5)
-    again = disk_page(animated, tmp_path / "again.html", outputs=["T"], traces=["C"], frames=True)
+    again = disk_page(animated, tmp_path / "again.html", outputs=["T"], traces=["C"], frames=True,
+                      more=[Mesh("B", "P", file=tmp_path / "t.obj", color="#208020")])
     assert again.read_bytes() == page.read_bytes()                # deterministic
 
 
