@@ -123,10 +123,12 @@ def _compile_and_run(model, args, stages, animated: bool, samples: int):
 
 
 def _write_page(model, mod, run, path, stages) -> None:
-    from .animation import animate
+    from .animation import animate, urdf_shapes
     with stages("animating"):
         try:
-            page = animate(mod, run, path, outputs=["T", "V"], shapes=model.shapes,
+            shapes = model.shapes or (urdf_shapes(model) if getattr(model, "geometry", None)
+                                      else [])
+            page = animate(mod, run, path, outputs=["T", "V"], shapes=shapes,
                            title=f"{model.name}: codegen")
         except (OSError, ValueError) as exc:
             raise SystemExit(f"{model.name}: {exc}") from None

@@ -294,6 +294,49 @@ def test_bad_input_is_refused_before_writing(animated, tmp_path):
         pose_outputs(model, points=[me.Point("Q")])
 
 
+def test_urdf_visuals_are_drawn(browser, tmp_path):
+    """A URDF arm's box (turned, offset, red), cylinder and STL mesh on its link frame."""
+    import json
+    import re
+    from codegen.animation import urdf_shapes
+    from codegen.robots import from_urdf
+    link = ('<link name="{0}"><inertial><origin xyz="0.1 0 0"/><mass value="1"/><inertia '
+            'ixx="0.01" iyy="0.02" izz="0.03" ixy="0" iyz="0" ixz="0"/></inertial></link>')
+    (tmp_path / "r").mkdir()
+    tri = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]]], dtype="<f4")
+    records = np.zeros(1, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    records["v"] = tri
+    (tmp_path / "r" / "tool.stl").write_bytes(b"\0" * 80 + np.uint32(1).tobytes()
+                                               + records.tobytes())
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        '<robot name="arm">' + link.format("base") + link.format("arm").replace(
+            "</link>", '<visual><origin xyz="0 0 0.2" rpy="0 0 1.5707963267948966"/><geometry>'
+            '<box size="0.1 0.2 0.3"/></geometry><material name="red"><color rgba="1 0 0 1"/>'
+            '</material></visual><visual><geometry><cylinder radius="0.02" length="0.1"/>'
+            '</geometry></visual><visual><geometry><mesh filename="package://r/tool.stl" '
+            'scale="0.1 0.1 0.1"/></geometry></visual></link>')
+        + '<joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>'
+          '<origin xyz="0 0 0.5"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" '
+          'velocity="5"/></joint></robot>')
+    model = from_urdf(urdf)
+    shapes = urdf_shapes(model, mesh_dirs=[tmp_path])
+    assert [type(s).__name__ for s in shapes] == ["Box", "Cylinder", "Mesh"]
+    mod = generate_animated(model, "anim_arm", output_dir=tmp_path,
+                            specifieds=model.specifieds)
+    run = mod.simulate((0, 0.5), [0.3, 0.0], mod.parameters(model.parameter_values),
+                       [0.0], t_eval=np.linspace(0, 0.5, 31))
+    page = codegen.animate(mod, run, tmp_path / "arm.html", shapes=shapes)
+    scene = json.loads(re.search(r'<script id="scene" type="application/json">(.*?)</script>',
+                                 page.read_text(), re.S).group(1))
+    box = scene["objects"][0]
+    assert box["color"] == "#ff0000" and box["size"] == [0.1, 0.2, 0.3]
+    assert np.allclose(box["offset"], [0, 0, 0.2])
+    assert np.allclose(box["rotation"], [0, 0, np.sqrt(0.5), np.sqrt(0.5)])   # 90° about z
+    state = browser.open(page, "t=0.25")
+    assert state["errors"] == "" and state["objects"] == 3 + len(scene["links"])
+
+
 def test_player_is_valid_javascript(tmp_path):
     import shutil
     import subprocess

@@ -13,7 +13,8 @@ from .page import THREE_VERSION, animate
 from .generate import generate_animated
 from .poses import pose_outputs
 from .shapes import Box, Cylinder, Mesh, Sphere
+from .urdf import urdf_shapes
 
 __all__ = ["animate", "pose_outputs", "generate_animated", "Box", "Sphere", "Cylinder", "Mesh",
-           "THREE_VERSION"]
+           "urdf_shapes", "THREE_VERSION"]
 

@@ -86,6 +86,8 @@ class Scene:
 
         for frame in rel_R:
             rotation(frame)
+        for parent, _ in list(rel_R.values()):       # N: shapes may stand in it
+            self.R.setdefault(parent, np.broadcast_to(np.eye(3), (len(self.t), 3, 3)))
         for point in rel_d:
             position(point)
         for point, v in self.v.items():          # the trapezoidal rule from the anchor
@@ -192,8 +194,13 @@ def _objects(scene, shapes, boxes, size):
         if offset.shape != (3,) or not np.isfinite(offset).all():
             raise ValueError(f"{scene.model}: a shape's offset must be 3 finite numbers, got "
                              f"{shape.offset!r}")
+        rotation = np.eye(3) if shape.rotation is None else np.array(shape.rotation, float)
+        if rotation.shape != (3, 3) or not np.allclose(rotation @ rotation.T, np.eye(3),
+                                                       atol=1e-6) or np.linalg.det(rotation) < 0:
+            raise ValueError(f"{scene.model}: a shape's rotation must be a 3 x 3 rotation "
+                             f"matrix, got {shape.rotation!r}")
         objects.append(dict(geometry, frame=frame, point=name_of(shape.point), opacity=1.0,
-                            rotation=[0, 0, 0, 1], offset=offset.tolist(),
+                            rotation=_quaternions(rotation)[0].tolist(), offset=offset.tolist(),
                             color=shape.color or PALETTE[k % len(PALETTE)]))
     for k, (body, frame, point, values) in enumerate(scene.bodies):
         if not boxes or frame in replaced:

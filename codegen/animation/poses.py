@@ -193,7 +193,7 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
     N, bodies, loads = _description(description, frame)
     anchors = dict(getattr(description, "anchors", None) or {}) if anchors is None else anchors
     drawn = [b.masscenter if isinstance(b, me.RigidBody) else b.point for b in bodies]
-    origin = _origin(drawn + list(points), N, origin)
+    origin = _origin(drawn + list(points), N, origin or getattr(description, "origin", None))
     out, names = {}, {}
 
     def unique(obj, what):

@@ -5,7 +5,8 @@ A shape is attached to a point (its centre) and, except a sphere, to a frame (it
 axes); the frame and the point are named by the SymPy objects or their names and must
 be carried by the model's animation outputs (``pose_outputs(..., frames=, points=)``
 adds frames and points that no body has). ``offset`` moves the shape in the frame's
-components. A shape on a body's frame replaces that body's equivalent box.
+components and ``rotation`` (3 x 3, the shape's axes in the frame's components) turns
+it. A shape on a body's frame replaces that body's equivalent box.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class _Shape:
     point: object
     color: str = field(default=None, kw_only=True)            # a CSS colour
     offset: tuple = field(default=(0.0, 0.0, 0.0), kw_only=True)
+    rotation: tuple = field(default=None, kw_only=True)       # 3 x 3, its axes in the frame
 
     def geometry(self) -> dict:
         raise NotImplementedError
@@ -76,11 +78,13 @@ class Cylinder(_Shape):
 @dataclass(frozen=True)
 class Mesh(_Shape):
     file: object = None                      # an STL (binary or ASCII) or OBJ file
-    scale: float = 1.0
+    scale: object = 1.0                      # a factor, or one per axis
 
     def geometry(self):
         vertices, faces = read_mesh(self.file)
-        scale = self._numbers("scale", self.scale, 1)[0]
+        scale = np.broadcast_to(np.array(self.scale, dtype=float), 3) if np.size(self.scale) \
+            in (1, 3) else self.scale
+        scale = np.array(self._numbers("scale", scale, 3))         # one factor or one per axis
         return {"kind": "mesh", "vertices": (vertices * scale).astype(np.float32),
                 "faces": faces.astype(np.uint32)}
 
