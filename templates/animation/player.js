@@ -70,7 +70,8 @@ try {
       geometry.computeVertexNormals();
     }
     const mesh = new THREE.Mesh(geometry, new THREE.MeshStandardMaterial(
-      {color: o.color, roughness: 0.65, metalness: 0.05, side: THREE.DoubleSide}));
+      {color: o.color, roughness: 0.65, metalness: 0.05, side: THREE.DoubleSide,
+       transparent: o.opacity < 1, opacity: o.opacity, depthWrite: o.opacity === 1}));
     mesh.position.set(...o.offset);
     mesh.quaternion.set(...o.rotation);
     holder(o.frame, o.point).add(mesh);
@@ -104,7 +105,7 @@ try {
   e1.sub(up.clone().multiplyScalar(e1.dot(up))).normalize();
   const e2 = up.clone().cross(e1);
   const orbit = {target: new THREE.Vector3(...S.centre), az: -1.1, el: 0.35,
-                 radius: 0.75 * S.size / Math.sin(THREE.MathUtils.degToRad(20)) + S.size / 10};
+                 radius: 0.9 * S.size / Math.sin(THREE.MathUtils.degToRad(20)) + S.size / 10};
   function placeCamera() {
     const c = Math.cos(orbit.el);
     camera.position.copy(orbit.target)
