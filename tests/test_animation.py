@@ -251,6 +251,8 @@ def test_particles_and_links(animated, tmp_path):
     assert sum(n.startswith("anim_particle__") for n in names) == 3
     assert sorted(n for n in names if n.startswith("anim_link__")) == \
         ["anim_link__P0__P1", "anim_link__P1__P2"]
+    ga = GibbsAppellMethod(**d["model"].kwargs)                      # the same from the formulation
+    assert list(pose_outputs(ga)) == list(pose_outputs(d["model"]))
     page = d["run"].animate(tmp_path / "pendulum.html")
     assert page.is_file() and b"three.js" in page.read_bytes()[:2000]
 
