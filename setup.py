@@ -29,10 +29,13 @@ runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"] + SOURCES,
                     extra_link_args=["-fopenmp"])
 
 setup(
-    packages=["codegen", "codegen.bench", "codegen.templates", "codegen.templates.runtime"],
+    packages=["codegen", "codegen.bench", "codegen.animation", "codegen.templates",
+              "codegen.templates.runtime"],
     package_dir={"codegen": "codegen", "codegen.templates": "templates",
                  "codegen.templates.runtime": "templates/runtime"},
-    package_data={"codegen.templates": ["*.j2", "*.md", "fmi2/*.h"],
+    # three.js (MIT, its LICENSE beside it) is inlined into every animation page
+    package_data={"codegen.templates": ["*.j2", "*.md", "fmi2/*.h", "animation/*"],
+                  "codegen.animation": ["vendor/*"],
                   "codegen.templates.runtime": ["*.c", "*.h"], "codegen": ["*.pyx", "*.pxi"]},
     ext_modules=cythonize([runtime], language_level=3),
 )

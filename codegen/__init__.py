@@ -2,11 +2,13 @@
 
 Public names: GibbsAppellMethod (formulation), generate and load (compiled
 models), EquationsOfMotion / equations_of (the neutral form between them),
-Options (code generation), potential_energy (an output of constant forces),
+Options (code generation), animate (a run played in the browser),
+potential_energy (an output of constant forces),
 DynamicsError, ConvergenceError, BuildError and CacheError.
 """
 __version__ = "0.1.0"
 
+from .animation import animate
 from .appell import GibbsAppellMethod
 from .build import generate
 from .cache import load
@@ -17,7 +19,7 @@ from .options import Options
 from .signals import potential_energy
 from .sweep import SweepResult, sweep
 
-__all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "Options",
+__all__ = ["GibbsAppellMethod", "animate", "generate", "load", "export_c", "export_fmu", "Options",
            "sweep", "SweepResult", "potential_energy",
            "EquationsOfMotion", "equations_of", "BuildError", "CacheError", "ConvergenceError",
            "DynamicsError"]

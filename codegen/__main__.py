@@ -4,6 +4,10 @@
         form the equations, generate and compile the C, run a short
         simulation in C and report the code's location, its size, timings
         and the energy drift (for conservative models)
+        --animate PAGE.html also writes the run as a 3-D animation page
+    python -m codegen animate <example | file.py> [--seconds T] [--out PAGE.html] [--fps F]
+        compile the model with its animation outputs, simulate T seconds and
+        write the animation page (three.js, self-contained)
     python -m codegen show <example>
         print the Gibbs-Appell function and the equations
 
@@ -91,15 +95,17 @@ def show(args) -> int:
     return 0
 
 
-def build(args) -> int:
-    """Generate, compile, simulate and check a model, reporting each stage as it ends."""
+def _compile_and_run(model, args, stages, animated: bool, samples: int):
+    """(ga, mod, p, x0, r, method, run): the model generated (with its animation outputs
+    and T, V if animated) and simulated for args.seconds at samples output times."""
     from .build import generate
-    from .progress import Stages
 
-    model = _model(args.model)
-    stages = Stages(True, sys.stdout)
     ga = GibbsAppellMethod(**model.kwargs)
-    mod = generate(ga, model.name, output_dir=args.out, progress=stages)
+    outputs = None
+    if animated:
+        from .animation import pose_outputs
+        outputs = {**pose_outputs(model), "T": "kinetic_energy", "V": model.potential_energy}
+    mod = generate(ga, model.name, output_dir=args.out_dir, progress=stages, outputs=outputs)
     p = mod.parameters(model.parameter_values)
     x0 = np.array(model.initial_state or [0.1] * mod.nx, dtype=float)
     r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
@@ -108,11 +114,63 @@ def build(args) -> int:
     method = args.method or ("bdf" if model.stiff else "dopri5")
     with stages("simulating"):
         res = mod.simulate((0.0, args.seconds), x0, p, r, method=method, rtol=1e-10,
-                           atol=1e-10, t_eval=np.linspace(0.0, args.seconds, 201), dt=1e-3)
+                           atol=1e-10, t_eval=np.linspace(0.0, args.seconds, samples), dt=1e-3)
     if not res.success:
         hint = " (a stiff model? try --method bdf)" if method in ("rk4", "dopri5") else ""
         raise SystemExit(f"{model.name}: the simulation stopped at t = "
                          f"{res.t[-1] if len(res.t) else 0.0:g}: {res.message}{hint}")
+    return ga, mod, p, x0, r, method, res
+
+
+def _write_page(model, mod, run, path, stages) -> None:
+    from .animation import animate, urdf_shapes
+    with stages("animating"):
+        try:
+            shapes = model.shapes or (urdf_shapes(model) if getattr(model, "geometry", None)
+                                      else [])
+            page = animate(mod, run, path, outputs=["T", "V"], shapes=shapes,
+                           title=f"{model.name}: codegen")
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"{model.name}: {exc}") from None
+    print(f"animation    {page} ({page.stat().st_size / 1e6:.2f} MB, {len(run.t)} frames)")
+
+
+def _checked_page(path) -> None:
+    """Refuse a page path that cannot be written before any work is done."""
+    from .animation.page import writable
+    try:
+        writable(path)
+    except OSError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _fps_samples(args) -> int:
+    return int(round(args.seconds * args.fps)) + 1
+
+
+def animate(args) -> int:
+    """Generate a model with its animation outputs, simulate it and write the page."""
+    from .progress import Stages
+
+    model = _model(args.model)
+    _checked_page(args.page)
+    stages = Stages(True, sys.stdout)
+    _, mod, _, _, _, _, run = _compile_and_run(model, args, stages, True, _fps_samples(args))
+    _write_page(model, mod, run, args.page, stages)
+    return 0
+
+
+def build(args) -> int:
+    """Generate, compile, simulate and check a model, reporting each stage as it ends."""
+    from .progress import Stages
+
+    model = _model(args.model)
+    stages = Stages(True, sys.stdout)
+    animated = args.animate is not None
+    if animated:
+        _checked_page(args.animate)
+    ga, mod, p, x0, r, method, res = _compile_and_run(
+        model, args, stages, animated, _fps_samples(args) if animated else 201)
     out = np.empty(mod.nx)
     calls = 20000
     t0 = time.perf_counter()
@@ -135,6 +193,8 @@ def build(args) -> int:
         print(f"energy       relative drift {drift:.2e} (from {E[0]:.6g})")
     else:
         print(f"energy       {E[0]:.6g} -> {E[-1]:.6g} (the model has dampers)")
+    if animated:
+        _write_page(model, mod, res, args.animate, stages)
     return 0
 
 
@@ -144,11 +204,26 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="generate, compile, simulate and check a model")
     b.add_argument("model", help="a built-in example (e.g. rolling_disk, pendulum:5) or file.py")
-    b.add_argument("--out", default="generated", help="output folder (default: generated)")
+    b.add_argument("--out", dest="out_dir", default="generated",
+                   help="output folder (default: generated)")
     b.add_argument("--seconds", type=_seconds, default=2.0, help="simulated time (default 2)")
     b.add_argument("--method", choices=list(METHODS),
                    help="integrator (default: bdf for stiff examples, else dopri5; rk4 at dt = 1 ms)")
+    b.add_argument("--animate", metavar="PAGE.html",
+                   help="also write the run as an animation page (at --fps frames per second)")
+    b.add_argument("--fps", type=_seconds, default=60.0, help="frames per second of the page")
     b.set_defaults(func=build)
+    a = sub.add_parser("animate", help="simulate a model and write its 3-D animation page")
+    a.add_argument("model", help="a built-in example (e.g. whipple_bicycle, humanoid) or file.py")
+    a.add_argument("--out", dest="page", default="motion.html",
+                   help="the page to write (default: motion.html)")
+    a.add_argument("--build-dir", dest="out_dir", default="generated",
+                   help="folder of the generated code (default: generated)")
+    a.add_argument("--seconds", type=_seconds, default=5.0, help="simulated time (default 5)")
+    a.add_argument("--fps", type=_seconds, default=60.0, help="frames per second (default 60)")
+    a.add_argument("--method", choices=list(METHODS),
+                   help="integrator (default: bdf for stiff examples, else dopri5)")
+    a.set_defaults(func=animate)
     s = sub.add_parser("show", help="print S and the equations of a built-in example")
     s.add_argument("example", help="a built-in example, e.g. rolling_disk or pendulum:5")
     s.add_argument("--no-simplify", dest="simplify", action="store_false",

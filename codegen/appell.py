@@ -13,7 +13,7 @@ import sympy as sm
 from sympy.physics.mechanics import KanesMethod
 from sympy.physics.vector import ReferenceFrame, dynamicsymbols
 
-from .constraints import ConstraintMembers, kane_form, prepare, project, resolve
+from .constraints import ConstraintMembers, definitions, kane_form, prepare, project, resolve
 from .eom import EquationsOfMotion
 from .formulation import check_bodies, check_loads, form, varying_inertia_loads
 from .handoff import Formed
@@ -135,6 +135,7 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         self._formed = self._given = None
         self._S = None
         self._codegen = None                 # the hand-off (codegen.handoff.Formed)
+        self._state_memo = (None, None)      # to_state's resolved intermediates, per hand-off
 
     # -- forming --------------------------------------------------------------
     def kanes_equations(self, bodies=None, loads=None):
@@ -270,6 +271,11 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
     @property
     def bodies(self):
         return self._bodylist
+
+    @property
+    def frame(self):
+        """The Newtonian frame."""
+        return self._inertial
 
     @property
     def loads(self):
@@ -433,8 +439,11 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
     def to_state(self, expr):
         """expr over the compiled model's state [q, u_independent] (and t): q'
         and the dependent speeds replaced. E.g. the kinetic energy, for energy checks."""
-        items = self._handoff().reduced()[0]
-        return self._kin.to_time(resolve([self._kin.to_plain(expr, "expression")], items)[0])
+        handoff = self._handoff()
+        if self._state_memo[0] is not handoff:         # once per formation, not per call
+            self._state_memo = (handoff, definitions(handoff.reduced()[0]))
+        plain = self._kin.to_plain(expr, "expression")
+        return self._kin.to_time(resolve([plain], (), self._state_memo[1])[0])
 
     # -- the hand-off to code generation ---------------------------------------------
     def to_equations(self, constants=None, specifieds=None, recursive=None) -> EquationsOfMotion:

@@ -64,12 +64,19 @@ def define(intermediates: list, name: str, expr):
     return s
 
 
-def resolve(exprs, intermediates: list):
-    """exprs (a Matrix or a list) with every intermediate replaced by its
-    definition, recursively: the same quantities over the states alone."""
+def definitions(intermediates: list) -> dict:
+    """{symbol: its definition over the states alone}, for resolve's memo."""
     memo = {}
     for item in intermediates:          # definitions come before their uses
         memo[item.symbol] = memo_xreplace(item.expr, memo)
+    return memo
+
+
+def resolve(exprs, intermediates: list, memo: dict = None):
+    """exprs (a Matrix or a list) with every intermediate replaced by its
+    definition, recursively: the same quantities over the states alone. memo: a
+    ``definitions(intermediates)`` kept by the caller for many calls."""
+    memo = definitions(intermediates) if memo is None else memo
     if isinstance(exprs, sm.MatrixBase):
         return exprs.applyfunc(lambda e: memo_xreplace(e, memo))
     return [memo_xreplace(sm.sympify(e), memo) for e in exprs]

@@ -44,6 +44,10 @@ class Model:
     #: and a model with dampers loses energy (no drift to check)
     stiff: bool = False
     conservative: bool = True
+    #: for codegen.animate: where points the description does not locate start ({Point:
+    #: Vector from the origin}), and shapes drawn instead of equivalent boxes
+    anchors: dict = field(default_factory=dict)
+    shapes: list = field(default_factory=list)
 
     @property
     def kwargs(self):
@@ -132,7 +136,13 @@ def rolling_disk():
                  potential_energy=m * g * r * sm.sin(theta),
                  doc=rolling_disk.__doc__,
                  parameter_values={'m': 2.0, 'r': 0.3, 'g': 9.81},
-                 initial_state=[0.0, 1.3, 0.0, 0.2, 1.5, 6.0])
+                 initial_state=[0.0, 1.3, 0.0, 0.2, 1.5, 6.0],
+                 anchors={C: r * B.y}, shapes=_disk_shape(D, C, 0.3))
+
+
+def _disk_shape(D, C, radius):
+    from .animation.shapes import Cylinder
+    return [Cylinder(D, C, radius, radius / 15, axis='z')]
 
 
 def rolling_disk_contact():
@@ -168,7 +178,8 @@ def rolling_disk_contact():
                  constants=[m, r, g], potential_energy=m * g * r * sm.sin(theta),
                  doc=rolling_disk_contact.__doc__,
                  parameter_values={'m': 2.0, 'r': 0.3, 'g': 9.81},
-                 initial_state=[0.0, 0.0, 0.0, 1.3, 0.0, 0.2, 1.5, 6.0])
+                 initial_state=[0.0, 0.0, 0.0, 1.3, 0.0, 0.2, 1.5, 6.0],
+                 shapes=_disk_shape(D, C, 0.3))
 
 
 def _pendulum_parts(n):
@@ -782,7 +793,13 @@ def whipple_bicycle(speed=5.0):
                  constants=list(constants),
                  potential_energy=sum(m * g * (P.pos_from(WR_cont) & Y.z) for P, m in masses),
                  doc=whipple_bicycle.__doc__, parameter_values=values,
-                 initial_state=[0.0, 0.0, 0.0, 0.0, 0.5, speed / values['WRrad'], 0.0])
+                 initial_state=[0.0, 0.0, 0.0, 0.0, 0.5, speed / values['WRrad'], 0.0],
+                 shapes=_wheels([(WR, WR_mc, values['WRrad']), (WF, WF_mc, values['WFrad'])]))
+
+
+def _wheels(wheels):
+    from .animation.shapes import Cylinder
+    return [Cylinder(W, C, radius, 0.03, axis='y', color='#333333') for W, C, radius in wheels]
 
 
 #: name -> builder, for the command line

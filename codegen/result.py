@@ -43,6 +43,18 @@ class SimulationResult:
         """The trajectory of one state by name."""
         return self.x[:, self.states.index(name)]
 
+    def animate(self, path="motion.html", **options):
+        """The run played in 3-D in one HTML page: ``codegen.animate(None, run, path,
+        ...)`` (the model must have been compiled with the animation outputs)."""
+        from .animation.page import animate
+        return animate(None, self, path, **options)
+
+    def plot(self, states=None, outputs=(), energy=None, path=None):
+        """A matplotlib Figure of states, outputs and the energy drift (codegen.plot.plot;
+        needs the ``plot`` extra)."""
+        from .plot import plot
+        return plot(self, states, outputs, energy, path)
+
 
 class BatchResult(tuple):
     """What simulate_batch returns: the tuple (t, X, status), so ``t, X, status =

@@ -102,3 +102,22 @@ def test_rk4_reports_its_step_not_tolerances(tmp_path):
     text = run("build", "pendulum:1", "--out", str(tmp_path), "--seconds", "0.5",
                "--method", "rk4")
     assert "rk4 in C, dt = 1 ms" in text and "rtol" not in text
+
+
+def test_build_writes_an_animation_page(tmp_path):
+    page = tmp_path / "disk.html"
+    text = run("build", "rolling_disk", "--out", str(tmp_path), "--seconds", "0.5",
+               "--animate", str(page))
+    assert f"animation    {page}" in text and "31 frames" in text
+    assert page.stat().st_size > 600_000 and b"three.js" in page.read_bytes()[:1000]
+
+
+def test_animate_command_and_a_page_that_cannot_be_written(tmp_path):
+    page = tmp_path / "pendulum.html"
+    text = run("animate", "pendulum:2", "--seconds", "0.5", "--fps", "30", "--out", str(page),
+               "--build-dir", str(tmp_path))
+    assert "16 frames" in text and page.is_file()
+    out = subprocess.run([sys.executable, "-m", "codegen", "animate", "pendulum:2", "--out",
+                          str(tmp_path / "missing" / "p.html")], capture_output=True, text=True)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "does not exist" in out.stderr and "forming" not in out.stdout   # refused first

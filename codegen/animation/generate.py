@@ -1,0 +1,19 @@
+"""generate() with a description's animation outputs, in one call."""
+from __future__ import annotations
+
+from ..appell import GibbsAppellMethod
+from ..build import generate
+from ..examples import Model
+from .poses import pose_outputs
+
+__all__ = ["generate_animated"]
+
+
+def generate_animated(description, name: str, *, outputs=None, frames=(), points=(),
+                      anchors=None, **generate_kwargs):
+    """generate() with the pose outputs of ``description`` (a codegen.examples.Model or a
+    formed GibbsAppellMethod) added to ``outputs``. A Model is formed with
+    GibbsAppellMethod first."""
+    poses = pose_outputs(description, frames=frames, points=points, anchors=anchors)
+    eom = GibbsAppellMethod(**description.kwargs) if isinstance(description, Model) else description
+    return generate(eom, name, outputs={**poses, **(outputs or {})}, **generate_kwargs)

@@ -1,0 +1,352 @@
+"""The animation page in a real browser (headless Chromium, WebGL on SwiftShader): it
+loads without JavaScript errors, draws the rolling disk where its state says (its contact
+point projected through the page's camera), changes pixels only where bodies moved, and
+stays small for the 12-body humanoid; bad input is refused before anything is written."""
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import codegen
+from codegen import GibbsAppellMethod, examples as ex, generate
+from codegen.animation import Box, Cylinder, Mesh, Sphere, generate_animated, pose_outputs
+from codegen.animation.browser import Browser, chromium
+from codegen.animation.shapes import equivalent_box, read_mesh
+
+FPS = 60
+RED = "#ff0000"
+
+
+@pytest.fixture(scope="module")
+def animated(tmp_path_factory):
+    """The animated models, each compiled on first use (once per session), and a run."""
+    out, made = tmp_path_factory.mktemp("animated"), {}
+
+    def get(name):
+        if name in made:
+            return made[name]
+        if name == "disk":
+            model = ex.rolling_disk_contact()
+            mod = generate_animated(model, "anim_disk", output_dir=out,
+                                    outputs={"T": "kinetic_energy"})
+            seconds = 2.0
+        elif name == "pendulum":
+            model = ex.n_pendulum_on_cart(2)
+            mod = generate_animated(model, "anim_pendulum", output_dir=out)
+            seconds = 1.0
+        elif name == "humanoid":
+            model = ex.humanoid()
+            mod = generate_animated(model, "anim_humanoid", output_dir=out)
+            seconds = 10.0
+        p = mod.parameters(model.parameter_values)
+        r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
+        run = mod.simulate((0, seconds), model.initial_state, p, r, rtol=1e-9, atol=1e-9,
+                           t_eval=np.linspace(0, seconds, int(round(seconds * FPS)) + 1))
+        assert run.success, run.message
+        made[name] = dict(model=model, mod=mod, run=run, p=p, dir=out)
+        return made[name]
+    return get
+
+
+def disk_geometry(x, r):
+    """The rolling disk's centre, contact point and plane axes from its state (x, y, phi,
+    theta, psi, ...), by Greenwood's triad: independent of the page's code."""
+    x_, y_, phi, theta = x[:4]
+    cz, sz, cx, sx = np.cos(phi), np.sin(phi), np.cos(theta), np.sin(theta)
+    Bx = np.array([cz, sz, 0.0])
+    By = np.array([-sz * cx, cz * cx, sx])
+    contact = np.array([x_, y_, 0.0])
+    return contact + r * By, contact, Bx, By
+
+
+def project(camera, points, size):
+    """Pixel coordinates of world points through the page's camera, for an image of
+    size (w, h) (the projection's aspect taken from the image)."""
+    V = np.array(camera["view"]).reshape(4, 4).T          # three.js: column-major
+    P = np.array(camera["projection"]).reshape(4, 4).T
+    w, h = size
+    P[0, 0] = P[1, 1] * h / w
+    X = np.c_[np.atleast_2d(points), np.ones(len(np.atleast_2d(points)))]
+    clip = (P @ V @ X.T).T
+    ndc = clip[:, :3] / clip[:, 3:]
+    return np.c_[(ndc[:, 0] + 1) / 2 * w, (1 - ndc[:, 1]) / 2 * h]
+
+
+def image(png):
+    PIL = pytest.importorskip("PIL.Image")
+    return np.asarray(PIL.open(png).convert("RGB")).astype(int)
+
+
+def disk_page(animated, path, more=(), **kw):
+    d = animated("disk")
+    return codegen.animate(d["mod"], d["run"], path,
+                           shapes=[Cylinder("D", "C", d["p"][d["mod"].constants.index("r")],
+                                            0.01, color=RED), *more], **kw)
+
+
+def test_equivalent_box_has_the_bodys_principal_moments():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(3, 3))
+    sides = np.array([0.3, 0.5, 0.9])
+    Q = np.linalg.qr(A)[0]
+    m = 2.5
+    inertia = Q @ np.diag(m / 12 * np.array([sides[1]**2 + sides[2]**2, sides[0]**2 + sides[2]**2,
+                                             sides[0]**2 + sides[1]**2])) @ Q.T
+    got, axes = equivalent_box(m, inertia)
+    assert np.allclose(sorted(got), sorted(sides), rtol=1e-12)
+    assert np.isclose(np.linalg.det(axes), 1.0)
+    back = axes @ np.diag(m / 12 * np.array([got[1]**2 + got[2]**2, got[0]**2 + got[2]**2,
+                                             got[0]**2 + got[1]**2])) @ axes.T
+    assert np.allclose(back, inertia, atol=1e-14)
+    disk, _ = equivalent_box(2.0, np.diag([0.045, 0.045, 0.09]))     # a thin disk: a plate
+    assert np.allclose(disk[:2], np.sqrt(3) * 0.3) and disk[2] == pytest.approx(0.02 * disk[0])
+
+
+def test_poses_from_c_equal_the_state(animated):
+    """The page's poses (composed from the compiled relative outputs) against the disk's
+    state by Greenwood's triad."""
+    from codegen.animation.page import Scene
+    d = animated("disk")
+    run, r = d["run"], d["p"][d["mod"].constants.index("r")]
+    scene = Scene(run.t, run.outputs, "disk")
+    for k in (0, len(run.t) // 2, len(run.t) - 1):
+        centre, _, Bx, By = disk_geometry(run.x[k], r)
+        assert np.abs(scene.p["C"][k] - centre).max() < 1e-12
+        assert np.abs(scene.R["D"][k][:, 2] - np.cross(Bx, By)).max() < 1e-12   # the axis
+
+
+def test_a_point_located_only_by_its_velocity_moves_by_it(tmp_path):
+    """examples.rolling_disk has no contact coordinates: its centre starts at its anchor
+    r B.y and moves by its compiled velocity, integrated over the run's times; its height
+    stays r sin(theta) to the trapezoidal rule's error."""
+    from codegen.animation.page import Scene
+    model = ex.rolling_disk()
+    mod = generate_animated(model, "anim_disk_free", output_dir=tmp_path)
+    assert "anim_v__C" in mod.output_names and "anim_a__C" in mod.output_names
+    p = mod.parameters(model.parameter_values)
+    run = mod.simulate((0, 2), model.initial_state, p, rtol=1e-10, atol=1e-10,
+                       t_eval=np.linspace(0, 2, 241))
+    C = Scene(run.t, run.outputs, "disk").p["C"]
+    r, theta = model.parameter_values["r"], run["theta"]
+    assert np.abs(C[:, 2] - r * np.sin(theta)).max() < 1e-3
+    assert np.abs(C[0] - [0, r * np.cos(theta[0]), r * np.sin(theta[0])]).max() < 1e-15
+    assert np.ptp(C[:, 0]) > 0.1                                      # it rolls away
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if chromium() is None:
+        pytest.skip("Chromium is not installed")
+    with Browser((800, 600)) as b:
+        yield b
+
+
+TETRAHEDRON = "v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+
+
+def test_meshes_are_read_from_obj_and_stl(tmp_path):
+    obj = tmp_path / "t.obj"
+    obj.write_text(TETRAHEDRON)
+    v, f = read_mesh(obj)
+    assert v.shape == (4, 3) and f.shape == (4, 3) and f.max() == 3
+    tri = v[f]                                       # the same triangles as a binary STL
+    normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    records = np.zeros(4, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    records["n"], records["v"] = normals, tri
+    (tmp_path / "t.stl").write_bytes(b"\0" * 80 + np.uint32(4).tobytes() + records.tobytes())
+    v2, f2 = read_mesh(tmp_path / "t.stl")
+    assert np.allclose(v2[f2], tri, atol=1e-7)
+    ascii_stl = "solid t\n" + "".join(
+        "facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {a} {b} {c}\n" for a, b, c in t)
+        + "endloop\nendfacet\n" for t in tri) + "endsolid t\n"
+    (tmp_path / "a.stl").write_text(ascii_stl)
+    v3, f3 = read_mesh(tmp_path / "a.stl")
+    assert np.allclose(v3[f3], tri)
+    (tmp_path / "bad.obj").write_text("v 0 0 0\nf 1 2 3\n")
+    with pytest.raises(ValueError, match="no valid triangles"):
+        read_mesh(tmp_path / "bad.obj")
+
+
+def test_page_loads_without_errors_and_shows_the_moment(animated, browser, tmp_path):
+    d = animated("disk")
+    (tmp_path / "t.obj").write_text(TETRAHEDRON)
+    page = disk_page(animated, tmp_path / "disk.html", outputs=["T"], traces=["C"], frames=True,
+                     more=[Mesh("B", "P", file=tmp_path / "t.obj", color="#208020")])
+    state = browser.open(page, "t=0.75")
+    assert state["errors"] == "" and state["ready"]
+    assert state["time"] == pytest.approx(0.75) and state["frames"] == len(d["run"].t)
+    assert state["objects"] == 3                 # the cylinder, the mesh and the frame's axes
+    assert browser.show("t=1.5")["time"] == pytest.approx(1.5)
+    again = disk_page(animated, tmp_path / "again.html", outputs=["T"], traces=["C"], frames=True,
+                      more=[Mesh("B", "P", file=tmp_path / "t.obj", color="#208020")])
+    assert again.read_bytes() == page.read_bytes()                # deterministic
+
+
+def test_contact_point_is_drawn_where_the_state_says(animated, browser, tmp_path):
+    """At t = 0 the last red pixel on the line from the disk's projected centre through
+    its projected contact point is the contact point's pixel."""
+    d = animated("disk")
+    page = disk_page(animated, tmp_path / "disk.html")
+    camera = browser.open(page, "t=0&hud=0")["camera"]
+    img = image(browser.screenshot(tmp_path / "t0.png"))
+    h, w, _ = img.shape
+    assert (w, h) == (camera["width"], camera["height"])
+    red = (img[..., 0] > 120) & (img[..., 1] < 90) & (img[..., 2] < 90)
+    r = d["p"][d["mod"].constants.index("r")]
+    centre, contact, _, By = disk_geometry(d["run"].x[0], r)
+    (cx, cy), (px, py) = project(camera, [centre, contact], (w, h))
+    assert red[int(round(cy)), int(round(cx))]
+    direction = np.array([px - cx, py - cy]) / np.hypot(px - cx, py - cy)
+    last = None
+    for s in np.arange(0, 2 * np.hypot(px - cx, py - cy), 0.25):
+        i, j = int(round(cy + s * direction[1])), int(round(cx + s * direction[0]))
+        if 0 <= i < h and 0 <= j < w and red[i, j]:
+            last = np.array([j, i])
+    assert last is not None and np.hypot(*(last - [px, py])) < 3.0, (last, (px, py))
+
+
+def test_pixels_change_where_the_body_moved_and_nowhere_else(animated, browser, tmp_path):
+    d = animated("disk")
+    page = disk_page(animated, tmp_path / "disk.html")
+    run, r = d["run"], d["p"][d["mod"].constants.index("r")]
+    images, boxes = [], []
+    camera = browser.open(page, "t=0&hud=0")["camera"]
+    for t in (0.0, 1.0):
+        assert browser.show(f"t={t}&hud=0")["time"] == pytest.approx(t)
+        img = image(browser.screenshot(tmp_path / f"t{t}.png"))
+        k = int(np.argmin(abs(run.t - t)))
+        centre, _, Bx, By = disk_geometry(run.x[k], r)
+        a = np.linspace(0, 2 * np.pi, 73)[:, None]
+        rim = centre + r * (np.cos(a) * Bx + np.sin(a) * By)
+        uv = project(camera, rim, img.shape[1::-1])
+        boxes.append((uv.min(axis=0) - 4, uv.max(axis=0) + 4))
+        images.append(img)
+    changed = np.abs(images[0] - images[1]).sum(axis=2) > 24
+    assert changed.sum() > 200                                       # the disk moved
+    ii, jj = np.nonzero(changed)
+    inside = np.zeros(len(ii), bool)
+    for lo, hi in boxes:
+        inside |= (jj >= lo[0]) & (jj <= hi[0]) & (ii >= lo[1]) & (ii <= hi[1])
+    assert inside.all(), f"{(~inside).sum()} pixels changed away from the disk"
+
+
+def test_humanoid_page_is_small_and_plays(animated, browser, tmp_path):
+    h = animated("humanoid")
+    page = codegen.animate(h["mod"], h["run"], tmp_path / "humanoid.html")
+    assert page.stat().st_size < 2_000_000
+    state = browser.open(page, "t=3")
+    assert state["errors"] == "" and state["frames"] == 601
+    assert state["objects"] == 12 + 20            # 12 boxes, 20 joint links
+    times = browser.frame_times(60)
+    assert times["frames"] == 60 and np.isfinite(times["median_ms"])
+    print(f"humanoid page {page.stat().st_size / 1e6:.2f} MB; frame times {times}")
+
+
+def test_particles_and_links(animated, tmp_path):
+    """The pendulum on a cart: particles drawn as spheres, links between the pendulum's
+    particles, not between the cart and the fixed point it slides from."""
+    d = animated("pendulum")
+    names = d["mod"].output_names
+    assert sum(n.startswith("anim_particle__") for n in names) == 3
+    assert sorted(n for n in names if n.startswith("anim_link__")) == \
+        ["anim_link__P0__P1", "anim_link__P1__P2"]
+    ga = GibbsAppellMethod(**d["model"].kwargs)                      # the same from the formulation
+    assert list(pose_outputs(ga)) == list(pose_outputs(d["model"]))
+    page = d["run"].animate(tmp_path / "pendulum.html")
+    assert page.is_file() and b"three.js" in page.read_bytes()[:2000]
+
+
+def test_bad_input_is_refused_before_writing(animated, tmp_path):
+    disk, pend = animated("disk"), animated("pendulum")
+    r = disk["p"][disk["mod"].constants.index("r")]
+
+    def refused(exc, match, mod=disk["mod"], run=disk["run"], path=tmp_path / "x.html", **kw):
+        with pytest.raises(exc, match=match):
+            codegen.animate(mod, run, path, **kw)
+        assert not any(p.name.startswith("x.html") or p.name.startswith(".x.html")
+                       for p in tmp_path.iterdir())
+
+    refused(ValueError, r"the run has 6 states .* but the model has 8", mod=disk["mod"],
+            run=pend["run"])
+    refused(ValueError, r"output 'E' not in the model \(it has T\)", outputs=["E"])
+    refused(ValueError, r"frame 'Z' not in the model", shapes=[Box("Z", "C", (1, 1, 1))])
+    refused(ValueError, r"point 'Q' not in the model", shapes=[Sphere(point="Q", radius=r)])
+    refused(ValueError, r"trace point 'W' not in the model", traces=["W"])
+    refused(ValueError, r"must be 3 finite numbers", shapes=[Box("D", "C", (1, -1, 1))])
+    refused(FileNotFoundError, r"mesh file .* not found",
+            shapes=[codegen.animation.Mesh("D", "C", file=tmp_path / "no.stl")])
+    refused(FileNotFoundError, r"does not exist", path=tmp_path / "missing" / "x.html")
+    refused(IsADirectoryError, r"it is a folder", path=tmp_path)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if not os.access(locked, os.W_OK):           # root may write anyway
+            refused(PermissionError, r"not writable", path=locked / "x.html")
+    finally:
+        locked.chmod(stat.S_IRWXU)
+    plain = generate(GibbsAppellMethod(**ex.rolling_disk_contact().kwargs), "anim_plain",
+                     output_dir=disk["dir"], outputs={"T": "kinetic_energy"})
+    run = plain.simulate((0, 0.1), disk["model"].initial_state, disk["p"])
+    refused(ValueError, r"no animation outputs: compile the model with", mod=plain, run=run)
+    with pytest.raises(ValueError, match="point 'Q' is neither located"):
+        import sympy.physics.mechanics as me
+        model = ex.rolling_disk_contact()
+        pose_outputs(model, points=[me.Point("Q")])
+
+
+def test_urdf_visuals_are_drawn(browser, tmp_path):
+    """A URDF arm's box (turned, offset, red), cylinder and STL mesh on its link frame."""
+    import json
+    import re
+    from codegen.animation import urdf_shapes
+    from codegen.robots import from_urdf
+    link = ('<link name="{0}"><inertial><origin xyz="0.1 0 0"/><mass value="1"/><inertia '
+            'ixx="0.01" iyy="0.02" izz="0.03" ixy="0" iyz="0" ixz="0"/></inertial></link>')
+    (tmp_path / "r").mkdir()
+    tri = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]]], dtype="<f4")
+    records = np.zeros(1, dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    records["v"] = tri
+    (tmp_path / "r" / "tool.stl").write_bytes(b"\0" * 80 + np.uint32(1).tobytes()
+                                               + records.tobytes())
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(
+        '<robot name="arm">' + link.format("base") + link.format("arm").replace(
+            "</link>", '<visual><origin xyz="0 0 0.2" rpy="0 0 1.5707963267948966"/><geometry>'
+            '<box size="0.1 0.2 0.3"/></geometry><material name="red"><color rgba="1 0 0 1"/>'
+            '</material></visual><visual><geometry><cylinder radius="0.02" length="0.1"/>'
+            '</geometry></visual><visual><geometry><mesh filename="package://r/tool.stl" '
+            'scale="0.1 0.1 0.1"/></geometry></visual></link>')
+        + '<joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>'
+          '<origin xyz="0 0 0.5"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" '
+          'velocity="5"/></joint></robot>')
+    model = from_urdf(urdf)
+    shapes = urdf_shapes(model, mesh_dirs=[tmp_path])
+    assert [type(s).__name__ for s in shapes] == ["Box", "Cylinder", "Mesh"]
+    mod = generate_animated(model, "anim_arm", output_dir=tmp_path,
+                            specifieds=model.specifieds)
+    run = mod.simulate((0, 0.5), [0.3, 0.0], mod.parameters(model.parameter_values),
+                       [0.0], t_eval=np.linspace(0, 0.5, 31))
+    page = codegen.animate(mod, run, tmp_path / "arm.html", shapes=shapes)
+    scene = json.loads(re.search(r'<script id="scene" type="application/json">(.*?)</script>',
+                                 page.read_text(), re.S).group(1))
+    box = scene["objects"][0]
+    assert box["color"] == "#ff0000" and box["size"] == [0.1, 0.2, 0.3]
+    assert np.allclose(box["offset"], [0, 0, 0.2])
+    assert np.allclose(box["rotation"], [0, 0, np.sqrt(0.5), np.sqrt(0.5)])   # 90° about z
+    state = browser.open(page, "t=0.25")
+    assert state["errors"] == "" and state["objects"] == 3 + len(scene["links"])
+
+
+def test_player_is_valid_javascript(tmp_path):
+    import shutil
+    import subprocess
+    from codegen.abi import TEMPLATE_DIR
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    mjs = tmp_path / "player.mjs"
+    mjs.write_text((TEMPLATE_DIR / "animation" / "player.js").read_text())
+    proc = subprocess.run([node, "--check", str(mjs)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
