@@ -1,0 +1,34 @@
+"""Where robot descriptions are found: example-robot-data's URDFs, and the robots the
+benchmarks use."""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["example_robot_data", "BENCHMARK_ROBOTS"]
+
+
+def example_robot_data() -> str | None:
+    """The robots/ folder of the example-robot-data package (``pip install
+    example-robot-data``: its URDFs under cmeel.prefix/share/), or None."""
+    for p in sys.path:
+        root = os.path.join(p or ".", "cmeel.prefix", "share", "example-robot-data", "robots")
+        if os.path.isdir(root):
+            return root
+    return None
+
+
+#: name -> (where, path, floating_base, check_inertia): where "shared" (the rigid-body
+#: dynamics benchmark's URDFs of Neuman et al. and GRiD, kept beside the project) or
+#: "erd" (example-robot-data). Atlas's utorso inertia is not positive semidefinite as
+#: written; it is loaded as written, as Pinocchio and GRiD do.
+BENCHMARK_ROBOTS = {
+    "iiwa": ("shared", "iiwa.urdf", False, True),
+    "ur5": ("erd", "ur_description/urdf/ur5_robot.urdf", False, True),
+    "panda": ("erd", "panda_description/urdf/panda.urdf", False, True),
+    "hyq": ("shared", "hyq.urdf", False, True),
+    "solo12": ("erd", "solo_description/robots/solo12.urdf", True, True),
+    "anymal": ("erd", "anymal_b_simple_description/robots/anymal.urdf", True, True),
+    "atlas": ("shared", "atlas.urdf", False, False),
+    "talos": ("erd", "talos_data/robots/talos_reduced.urdf", True, True),
+}
