@@ -48,8 +48,8 @@ from codegen import GibbsAppellMethod, generate
 from codegen.bench import alternating_times
 from codegen.robots import from_urdf
 
-name, path, floating, check, symbolic = sys.argv[1], sys.argv[2], sys.argv[3] == "1", \
-    sys.argv[4] == "1", sys.argv[5] == "1"
+name, path, floating, options, symbolic = sys.argv[1], sys.argv[2], sys.argv[3] == "1", \
+    json.loads(sys.argv[4]), sys.argv[5] == "1"
 out = {}
 
 def cpu():
@@ -58,7 +58,7 @@ def cpu():
 
 def build(jacobian=None, symbolic=False):
     t0, c0 = time.perf_counter(), cpu()
-    model = from_urdf(path, floating_base=floating, check_inertia=check, symbolic=symbolic)
+    model = from_urdf(path, floating_base=floating, symbolic=symbolic, **options)
     mod = generate(GibbsAppellMethod(**model.kwargs), f"robot_{name}", output_dir=tempfile.mkdtemp(),
                    constants=model.constants, specifieds=model.specifieds, jacobian=jacobian,
                    force=True)
@@ -67,8 +67,9 @@ def build(jacobian=None, symbolic=False):
 
 model, mod, out["build"] = build()
 out["build_cpu"] = out["cpu"]
-pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=True) if floating
-      else pin.buildModelFromUrdf(path, mimic=True))
+mimic = options.get("mimic", True)
+pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=mimic) if floating
+      else pin.buildModelFromUrdf(path, mimic=mimic))
 pd = pm.createData()
 out.update(nq=pm.nq, nv=pm.nv, solver=mod.manifest.get("solver", ""),
            operations=mod.operation_count)
@@ -141,9 +142,9 @@ print(json.dumps(out))
 
 
 def robot_path(name: str, shared: Path) -> tuple:
-    """(path, floating_base, check_inertia) of a benchmark robot."""
+    """(path, floating_base, from_urdf's options) of a benchmark robot."""
     from ..robots.catalog import example_robot_data
-    where, relative, floating, check = BENCHMARK_ROBOTS[name]
+    where, relative, floating, options = BENCHMARK_ROBOTS[name]
     root = shared if where == "shared" else example_robot_data()
     if root is None:
         raise FileNotFoundError("example-robot-data is not installed "
@@ -151,20 +152,20 @@ def robot_path(name: str, shared: Path) -> tuple:
     path = Path(root) / relative
     if not path.is_file():
         raise FileNotFoundError(f"{path} is not here")
-    return str(path), floating, check
+    return str(path), floating, options
 
 
 def measure(name: str, shared: Path, symbolic: bool, cap: float) -> dict:
     """One robot's figures, from a fresh interpreter with an empty cache."""
     import tempfile
     try:
-        path, floating, check = robot_path(name, shared)
+        path, floating, options = robot_path(name, shared)
     except FileNotFoundError as exc:
         return {"failed": str(exc)}
     env = dict(os.environ, CODEGEN_CACHE=tempfile.mkdtemp(prefix="cg-robots-"))
     try:
         proc = subprocess.run([sys.executable, "-c", _CHILD, name, path, str(int(floating)),
-                               str(int(check)), str(int(symbolic))], capture_output=True,
+                               json.dumps(options), str(int(symbolic))], capture_output=True,
                               text=True, timeout=cap, env=env)
     except subprocess.TimeoutExpired:
         return {"failed": f"> {cap:.0f} s"}

@@ -18,17 +18,18 @@ def example_robot_data() -> str | None:
     return None
 
 
-#: name -> (where, path, floating_base, check_inertia): where "shared" (the rigid-body
-#: dynamics benchmark's URDFs of Neuman et al. and GRiD, kept beside the project) or
-#: "erd" (example-robot-data). Atlas's utorso inertia is not positive semidefinite as
-#: written; it is loaded as written, as Pinocchio and GRiD do.
+#: name -> (where, path, floating_base, options): where "shared" (the rigid-body dynamics
+#: benchmark's URDFs of Neuman et al. and GRiD, kept beside the project) or "erd"
+#: (example-robot-data); options, from_urdf's. Atlas's utorso inertia is not positive
+#: semidefinite as written: it is loaded as written, as Pinocchio and GRiD do. The
+#: Panda's second finger moves on its own (Pinocchio's ABA refuses mimic joints).
 BENCHMARK_ROBOTS = {
-    "iiwa": ("shared", "iiwa.urdf", False, True),
-    "ur5": ("erd", "ur_description/urdf/ur5_robot.urdf", False, True),
-    "panda": ("erd", "panda_description/urdf/panda.urdf", False, True),
-    "hyq": ("shared", "hyq.urdf", False, True),
-    "solo12": ("erd", "solo_description/robots/solo12.urdf", True, True),
-    "anymal": ("erd", "anymal_b_simple_description/robots/anymal.urdf", True, True),
-    "atlas": ("shared", "atlas.urdf", False, False),
-    "talos": ("erd", "talos_data/robots/talos_reduced.urdf", True, True),
+    "iiwa": ("shared", "iiwa.urdf", False, {}),
+    "ur5": ("erd", "ur_description/urdf/ur5_robot.urdf", False, {}),
+    "panda": ("erd", "panda_description/urdf/panda.urdf", False, {"mimic": False}),
+    "hyq": ("shared", "hyq.urdf", False, {}),
+    "solo12": ("erd", "solo_description/robots/solo12.urdf", True, {}),
+    "anymal": ("erd", "anymal_b_simple_description/robots/anymal.urdf", True, {}),
+    "atlas": ("shared", "atlas.urdf", False, {"check_inertia": False}),
+    "talos": ("erd", "talos_data/robots/talos_reduced.urdf", True, {}),
 }
