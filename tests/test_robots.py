@@ -4,9 +4,10 @@ Three robots are compiled with the default options (session fixture): their rhs,
 inverse dynamics and mass matrix against pin.aba, pin.rnea and pin.crba. Every
 small URDF of example-robot-data is formulated and its recursion's and inverse
 dynamics' programs run in Python against pin.aba and pin.rnea (the larger robots
-are in codegen.bench.robots, which checks the same before timing). A few more, chosen for the features they use (continuous,
-prismatic and mimic joints, fixed joints that merge links, massless links), are
-formulated and their M and F evaluated at random states against pin.crba and
+are in codegen.bench.robots, which checks the same before timing). Models chosen
+for the features they use (prismatic and mimic joints, fixed joints that merge
+links, massless links) are formulated and their M and F evaluated at random
+states against pin.crba and
 pin.rnea, without compiling. Every URDF of example-robot-data is parsed and its
 joint order checked against Pinocchio's.
 """
