@@ -31,17 +31,18 @@ from .recursive import _planar, _tree_inputs   # the forward recursion's inputs,
 __all__ = ["inverse_program"]
 
 
-def inverse_program(eom) -> Program | None:
+def inverse_program(eom, with_qd: bool = False) -> Program | None:
     """Output tau (nu) = M ud - F for the input array ud (nu), by the Newton–Euler passes
-    over eom.tree; None without a tree (the runtime then forms M ud - F from the model's
-    M and F, cg_inverse_dynamics)."""
+    over eom.tree, and with_qd q' first (qd, for the Jacobian's derivatives of both,
+    codegen.jacobian); None without a tree (the runtime then forms M ud - F from the
+    model's M and F, cg_inverse_dynamics)."""
     if eom.tree is None or eom.constraints is not None:
         return None
-    return _newton_euler(eom)
+    return _newton_euler(eom, with_qd)
 
 
-def _newton_euler(eom) -> Program:
-    prog, define, _, S, W, h, Q, T = _tree_inputs(eom)
+def _newton_euler(eom, with_qd) -> Program:
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
     nodes = eom.tree.nodes
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):
@@ -72,10 +73,10 @@ def _newton_euler(eom) -> Program:
         if nd.parent >= 0:
             carried = T[k].matrix().T * fk if _planar(nd) else T[k].transposed(list(fk))
             f[nd.parent] += carried
-    outputs = [("tau", tau)]
+    outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
     temps = live_temporaries(define.temps, outputs)
     used = set()
-    for e in [e for _, e in temps] + tau:
+    for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
         used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
     read = {define.names[o] for o in used if o in define.names}
     inputs = [i for i in prog.inputs if i.name in read]       # q' alone needs the others
