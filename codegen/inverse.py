@@ -26,7 +26,8 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from .program import Input, Program, live_temporaries
-from .recursive import _planar, _tree_inputs   # the forward recursion's inputs, shared
+# the forward recursion's inputs and transports, shared
+from .recursive import _carried, _planar, _tree_inputs
 
 __all__ = ["inverse_program"]
 
@@ -52,13 +53,7 @@ def _newton_euler(eom, with_qd) -> Program:
     # outward: the accelerations linear in u', and each body's wrench
     A, f = [None] * len(nodes), [None] * len(nodes)
     for k, nd in enumerate(nodes):
-        if nd.parent < 0:
-            XA = sm.zeros(len(nd.rows), 1)
-        elif _planar(nd):
-            XA = T[k].matrix() * A[nd.parent]
-        else:
-            XA = T[k](A[nd.parent])
-        Ak = XA + S[k] * sm.Matrix([ud[j] for j in nd.speeds])
+        Ak = _carried(k, nd, T, A) + S[k] * sm.Matrix([ud[j] for j in nd.speeds])
         if k in children:
             Ak = sm.Matrix([define(f"ia{k}_{i}", v) for i, v in enumerate(Ak)])
         A[k] = Ak

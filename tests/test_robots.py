@@ -181,17 +181,7 @@ def test_inverse_dynamics_bad_input(compiled):
 
 def program_function(program):
     """A Program as a Python function of its input arrays {name: array} -> {output: list}."""
-    from sympy.printing.pycode import PythonCodePrinter
-    printer = PythonCodePrinter({"fully_qualified_modules": True})
-    names = {}
-
-    def local(a):
-        return names.setdefault(a, f"v{len(names)}")
-
-    def code(e):
-        e = sm.sympify(e)
-        atoms = e.free_symbols | e.atoms(sm.core.function.AppliedUndef)
-        return printer.doprint(e.xreplace({a: sm.Symbol(local(a)) for a in atoms}))
+    local, code = python_printer()
     by_name = {n: o for o, n in program.names.items()}
     lines = [f"    {local(by_name[i.name])} = a[{i.array!r}][{i.index}]" for i in program.inputs]
     lines += [f"    {local(s)} = {code(e)}" for s, e in program.temporaries]
@@ -259,11 +249,11 @@ def test_recursion_and_inverse_dynamics_on_small_robots(relative):
 
 # -- formulated, not compiled: M and F against crba and rnea -----------------------------
 
-def evaluator(eom):
-    """(x, p, r) -> (M, F): the formulation's intermediates, M and F as Python code."""
+def python_printer():
+    """(local, code): a Python name for each symbol or function of time, and an
+    expression as Python code over those names."""
     from sympy.printing.pycode import PythonCodePrinter
     names = {}
-    args = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
     printer = PythonCodePrinter({"fully_qualified_modules": True})
 
     def local(s):
@@ -273,6 +263,13 @@ def evaluator(eom):
         e = sm.sympify(e)
         atoms = e.free_symbols | e.atoms(sm.core.function.AppliedUndef)
         return printer.doprint(e.xreplace({a: sm.Symbol(local(a)) for a in atoms}))
+    return local, code
+
+
+def evaluator(eom):
+    """(x, p, r) -> (M, F): the formulation's intermediates, M and F as Python code."""
+    args = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
+    local, code = python_printer()
     for a in args:
         local(a)
     n = eom.nu
