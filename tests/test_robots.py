@@ -14,7 +14,6 @@ joint order checked against Pinocchio's.
 import glob
 import math
 import os
-import sys
 
 import numpy as np
 import pytest

@@ -48,8 +48,8 @@ from codegen import GibbsAppellMethod, generate
 from codegen.bench import alternating_times
 from codegen.robots import from_urdf
 
-name, path, floating, options, symbolic = sys.argv[1], sys.argv[2], sys.argv[3] == "1", \
-    json.loads(sys.argv[4]), sys.argv[5] == "1"
+name, path, floating, options, symbolic, rebuild = sys.argv[1], sys.argv[2], sys.argv[3] == "1", \
+    json.loads(sys.argv[4]), sys.argv[5] == "1", sys.argv[6] == "1"
 out = {}
 
 def cpu():
@@ -108,16 +108,19 @@ try:
     mod.jacobian(0.0, x, p, r)
     jmod = mod
 except ValueError:
-    _, jmod, out["build_jacobian"] = build(jacobian=True)
+    jmod = None
+    if rebuild:
+        _, jmod, out["build_jacobian"] = build(jacobian=True)
 M = pin.crba(pm, pd, q)
 M = np.triu(M) + np.triu(M, 1).T
 pin.computeABADerivatives(pm, pd, q, v, tau)
-J = jmod.jacobian(0.0, x, p, r)[nq:]
+J = jmod.jacobian(0.0, x, p, r)[nq:] if jmod else np.full((pm.nv, 2 * pm.nv), np.nan)
 out["error"] = {
     "fd": rel(mod.rhs(0.0, x, p, r)[nq:], pin.aba(pm, pd, q, v, tau)),
     "id": rel(mod.inverse_dynamics(0.0, x, udot, p, zero), pin.rnea(pm, pd, q, v, udot)),
     "mass": rel(mod.mass_matrix(0.0, x, p, r), M),
-    "jacobian": max(rel(tangent(J[:, :nq]), pd.ddq_dq), rel(J[:, nq:], pd.ddq_dv))}
+    "jacobian": max(rel(tangent(J[:, :nq]), pd.ddq_dq), rel(J[:, nq:], pd.ddq_dv))
+    if jmod else float("nan")}
 pairs = {
     "fd": (lambda: mod.rhs(0.0, x, p, r), lambda: pin.aba(pm, pd, q, v, tau)),
     "id": (lambda: mod.inverse_dynamics(0.0, x, udot, p, zero),
@@ -155,7 +158,7 @@ def robot_path(name: str, shared: Path) -> tuple:
     return str(path), floating, options
 
 
-def measure(name: str, shared: Path, symbolic: bool, cap: float) -> dict:
+def measure(name: str, shared: Path, symbolic: bool, cap: float, rebuild: bool = True) -> dict:
     """One robot's figures, from a fresh interpreter with an empty cache."""
     import tempfile
     try:
@@ -165,7 +168,7 @@ def measure(name: str, shared: Path, symbolic: bool, cap: float) -> dict:
     env = dict(os.environ, CODEGEN_CACHE=tempfile.mkdtemp(prefix="cg-robots-"))
     try:
         proc = subprocess.run([sys.executable, "-c", _CHILD, name, path, str(int(floating)),
-                               json.dumps(options), str(int(symbolic))], capture_output=True,
+                               json.dumps(options), str(int(symbolic)), str(int(rebuild))], capture_output=True,
                               text=True, timeout=cap, env=env)
     except subprocess.TimeoutExpired:
         return {"failed": f"> {cap:.0f} s"}
@@ -178,6 +181,8 @@ def _cell(r: dict, key: str) -> str:
     """'ours | pinocchio | ratio' of one algorithm (µs), or why not timed."""
     t = r["times"]
     if key not in t:
+        if r["error"][key] != r["error"][key]:
+            return "not built | | "
         return f"differ by {r['error'][key]:.1e}: not timed | | "
     ours, theirs = t[key] * 1e6, t[key + "_pin"] * 1e6
     return f"{ours:.2f} | {theirs:.2f} | {theirs / ours:.1f}x"
@@ -192,6 +197,8 @@ def main(argv=None) -> int:
     ap.add_argument("--symbolic", action="store_true",
                     help="also build from_urdf(..., symbolic=True) and time its rhs")
     ap.add_argument("--cap", type=float, default=900.0, help="seconds per robot")
+    ap.add_argument("--no-jacobian-build", action="store_true",
+                    help="do not build the Jacobian where the default options left it out")
     args = ap.parse_args(argv)
     results = {}
     print("Per call from Python [µs], ratio = Pinocchio / ours; build = from_urdf + formulate "
@@ -202,7 +209,8 @@ def main(argv=None) -> int:
           "ratio |")
     print("|---|---|---|" + "---|" * 12)
     for name in args.robots:
-        r = results[name] = measure(name, Path(args.shared), args.symbolic, args.cap)
+        r = results[name] = measure(name, Path(args.shared), args.symbolic, args.cap,
+                                    not args.no_jacobian_build)
         if "failed" in r:
             print(f"| {name} | | {r['failed']} |" + " |" * 12, flush=True)
             continue
