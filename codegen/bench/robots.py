@@ -2,6 +2,7 @@
 
     python -m codegen.bench.robots [--robots iiwa hyq atlas ...] [--symbolic]
                                    [--shared ../shared/robots] [--cap 900]
+                                   [--no-jacobian-build]
 
 For each robot (codegen.robots.catalog.BENCHMARK_ROBOTS: the iiwa, HyQ and Atlas
 of the rigid-body dynamics benchmark, and UR5, Panda, Solo12, ANYmal and Talos
@@ -15,7 +16,8 @@ Pinocchio's algorithms in the same run:
 - the mass matrix: ``mass_matrix`` against ``pin.crba``;
 - the Jacobian of forward dynamics: ``jacobian`` (d x'/d x) against
   ``pin.computeABADerivatives`` (d v'/d q, d v'/d v and M⁻¹); a model the default
-  options built without its Jacobian is built again with ``jacobian=True``.
+  options built without its Jacobian is built again with ``jacobian=True`` (unless
+  ``--no-jacobian-build``).
 
 Each pair is compared at the timed state (relative 1e-9; the free-flyer's
 derivatives over its quaternion mapped to Pinocchio's tangent space) before
