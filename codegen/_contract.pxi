@@ -65,6 +65,7 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_outputs_fn)(double t, const double *x, const double *p, const double *r, double *y) noexcept nogil
     ctypedef void (*cg_events_fn)(double t, const double *x, const double *p, const double *r, double *g) noexcept nogil
     ctypedef void (*cg_impacts_fn)(double t, const double *x, const double *p, const double *r, double *J, double *vn, double *e) noexcept nogil
+    ctypedef void (*cg_inverse_dynamics_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *tau) noexcept nogil
     ctypedef void (*cg_controller_fn)(double t, const double *x, const double *p, double *r, void *data) noexcept nogil
 
     ctypedef struct cg_runtime:
@@ -89,6 +90,7 @@ cdef extern from "cg_model.h":
         int (*integrator_restart)(cg_integrator *s, double t, const double *x) noexcept nogil
         int (*integrator_impact)(cg_integrator *s, double *xout) noexcept nogil
         int (*integrator_outputs)(cg_integrator *s, double t, const double *x, double *y) noexcept nogil
+        int (*inverse_dynamics)(const cg_model *m, double t, const double *x, const double *p, const double *r, const double *ud, double *tau) noexcept nogil
 
     ctypedef struct cg_model:
         int abi_version
@@ -117,6 +119,7 @@ cdef extern from "cg_model.h":
         cg_outputs_fn outputs
         cg_events_fn events
         cg_impacts_fn impacts
+        cg_inverse_dynamics_fn inverse_dynamics
         const cg_runtime *runtime
         int ny
         int ne

@@ -323,6 +323,25 @@ cdef class Dynamics:
         """F at (t, x): shape (nu,)."""
         return self._evaluate(1, t, x, p, r, (self.nu,))
 
+    def inverse_dynamics(self, double t, x, udot, p, r=None):
+        """tau = M u' - F at (t, x) for the accelerations udot (nu): the generalized
+        forces (a robot's joint torques) that give them; shape (nu,). By the Newton-Euler
+        passes over a tree of bodies, else from M and F."""
+        x = self._vector(x, self.nx, "x")
+        ud = self._vector(udot, self.nu, "udot")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        if not _finite(ud):
+            bad = [self.states[self.nq + i] for i in range(self.nu) if not np.isfinite(ud[i])]
+            raise ValueError(f"{self.name}: udot is not finite at the derivatives of {bad}")
+        out = cnp.PyArray_EMPTY(1, [self.nu], cnp.NPY_DOUBLE, 0)
+        cdef int code = self.rt.inverse_dynamics(self.m, t, _data(x), _data(p), _data(r),
+                                                 _data(ud),
+                                                 <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        if code:
+            self._fail(code, t, x, p, r)
+        return out
+
     # -- the analytic Jacobian ----------------------------------------------------
     def jacobian(self, double t, x, p, r=None, out=None):
         """d x'/d x at (t, x): shape (nx, nx), analytic (the model's derivative parts

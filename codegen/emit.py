@@ -295,6 +295,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                      "Jqr and Rr (row-major)"),
             ("parameter_jacobian", "parameter_jacobian",
              "the same over the constants: dq'/dp into Jqp, dF/dp - (dM/dp) u' into Rp"),
+            ("inverse_dynamics", "inverse_dynamics",
+             "inverse dynamics: tau = M ud - F by the Newton-Euler passes over the tree"),
             ("outputs", "outputs", "the outputs (output_names) into y"),
             ("events", "events", "the event functions (event_names) into g"),
             ("impacts", "impacts", "the impacts' contact rows: the partial velocities along "
@@ -307,7 +309,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
               if k not in ("solve", "tree", "jacobian", "parameter_jacobian", "outputs",
-                           "events", "impacts"))
+                           "events", "impacts", "inverse_dynamics"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric

@@ -37,7 +37,7 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
 
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
     descriptor ``<name>_model()``), the runtime (``cg_runtime.h`` with its
-    API: cg_rhs, cg_mass_matrix, the integrators; ``cg_model.h``, the
+    API: cg_rhs, cg_mass_matrix, cg_inverse_dynamics, the integrators; ``cg_model.h``, the
     contract: the descriptor's type, the status codes, the methods; ``cg_*.c``,
     of which ``cg_fused.c`` is only for fused builds), and with ``driver=True``
     ``<name>_driver.c``, an example program that runs the runtime's

@@ -12,7 +12,9 @@ factorization (cg_jacobian). No finite differences, and no blind
 differentiation of M⁻¹F.
 
 The derivatives are forward-mode differentiation of the straight-line
-program of q' and F - M u' (after its CSE), not symbolic derivatives of
+program of q' and F - M u' (after its CSE; over a tree of bodies, of the
+Newton–Euler program of codegen.inverse, which gives F - M u' in O(n) without M),
+not symbolic derivatives of
 the expressions: each temporary's gradient over x and r is a sparse map
 direction -> expression (codegen.forward), from the gradients of the
 temporaries it uses. Its cost is the program's size times the
@@ -27,6 +29,7 @@ import sympy as sm
 
 from .constraints import Intermediate, define
 from .forward import forward
+from .inverse import inverse_program
 from .program import Program, make_program
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
@@ -76,17 +79,32 @@ def parameter_jacobian_program(eom) -> Program:
                                [("Jqp", "qd", 0, n), ("Rp", "res", 0, n)], None)
 
 
-def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
-    """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
-    [(name, of, first direction, count)]; None past limit definitions."""
+def _values(eom) -> tuple:
+    """(u' symbols, program): q' ("qd") and the dynamics' residual F - M u' at the given
+    u' ("res"), whose derivative is R. Over a tree of bodies the residual is minus the
+    Newton–Euler program's tau (codegen.inverse: O(n), a fraction of M's and F's
+    definitions, as the analytic derivatives of Carpentier and Mansard differentiate
+    the RNEA); else M and F themselves."""
     nu = eom.nu
+    program = inverse_program(eom, with_qd=True)
+    if program is not None:
+        by_name = {n: o for o, n in program.names.items()}
+        out = dict(program.outputs)
+        return [by_name[f"cg_ud{j}"] for j in range(nu)], dataclasses.replace(
+            program, outputs=[("qd", out["qd"]), ("res", [-e for e in out["tau"]])])
     ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
     M = eom.M
-    # the dynamics' residual at the given u': its derivative is R
     res = [eom.F[i] - sm.Add(*[M[i, j] * ud[j] for j in range(nu) if M[i, j] != 0])
            for i in range(nu)]
     extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
-    values = make_program(eom, [("qd", list(eom.qdot)), ("res", res)], extra_inputs=extra)
+    return ud, make_program(eom, [("qd", list(eom.qdot)), ("res", res)], extra_inputs=extra)
+
+
+def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
+    """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
+    [(name, of, first direction, count)]; None past limit definitions."""
+    ud, values = _values(eom)
+    extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
     tangents = _Tangents(wrt)
     for symbol, expr in values.temporaries:
         tangents.define(symbol, expr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
 from .eom import EquationsOfMotion
+from .inverse import inverse_program
 from .program import check_defined, make_program
 from .recursive import tree_program
 from .solve import ldl_program
@@ -48,6 +49,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
       within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py);
+    - "inverse_dynamics" (bodies forming a tree, no run-time constraints): tau = M u' - F
+      for a given u' by the Newton–Euler passes (see inverse.py); without it the runtime
+      forms M u' - F from "eval";
     - "parameter_jacobian" (no run-time constraints, some constants;
       parameter_jacobian=True): the same parts over the constants;
     - "outputs", "events", "impacts" (codegen.signals): the outputs' entries (y), the
@@ -82,6 +86,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         programs["tree"] = tree
     elif solve is not None:
         programs["solve"] = solve
+    inverse = inverse_program(eom)
+    if inverse is not None:
+        programs["inverse_dynamics"] = inverse
     if jacobian is not False and c is None:
         program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
         if program is not None:

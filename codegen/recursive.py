@@ -311,17 +311,19 @@ def _schur(k, nd, Ik, pk, s, Q, define):
     return It, pt, step, pivots
 
 
+def _carried(k, nd, T, A):
+    """X A_parent on node k's rows (zero for a root)."""
+    if nd.parent < 0:
+        return sm.zeros(len(nd.rows), 1)
+    return T[k].matrix() * A[nd.parent] if _planar(nd) else T[k](A[nd.parent])
+
+
 def _outward(nodes, T, step, nspeeds, define):
     """Root to tips: each body's u' and A from X A_parent (step, see _inward)."""
     has_children = {nd.parent for nd in nodes}
     A, ud = [None] * len(nodes), [None] * nspeeds
     for k, nd in enumerate(nodes):
-        if nd.parent < 0:
-            XA = sm.zeros(len(nd.rows), 1)
-        elif _planar(nd):
-            XA = T[k].matrix() * A[nd.parent]
-        else:
-            XA = T[k](A[nd.parent])
+        XA = _carried(k, nd, T, A)
         if not _planar(nd):                     # used by every u' and by A: named once
             XA = sm.Matrix([define(f"XA{k}_{i}", v) for i, v in enumerate(XA)])
         acc, Ak = step[k](XA)

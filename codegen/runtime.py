@@ -25,6 +25,10 @@ class CompiledModel:
         ``solve_ivp(model.rhs, span, x0, args=(p,))``.
     mass_matrix(t, x, p, r=None), forcing(t, x, p, r=None)
         M (nu x nu) and F (nu).
+    inverse_dynamics(t, x, udot, p, r=None)
+        tau = M udot - F (nu): the generalized forces that give the accelerations
+        udot (a robot's joint torques), by the Newton-Euler passes over a tree of
+        bodies, else from M and F.
     states, constants, specifieds : list of str
         Names in the order of x, p and r: plain names without "(t)", the same
         as in the C name tables and the header.
@@ -79,6 +83,7 @@ class CompiledModel:
         self.rhs = dynamics.rhs
         self.mass_matrix = dynamics.mass_matrix
         self.forcing = dynamics.forcing
+        self.inverse_dynamics = dynamics.inverse_dynamics
         self.simulate = dynamics.simulate
         self.simulate_batch = dynamics.simulate_batch
         self.rhs_batch = dynamics.rhs_batch

@@ -76,7 +76,9 @@ def test_strict_c99_and_cxx(exported, name):
 
 def test_two_models_link_into_one_program(exported, tmp_path):
     """Each model is its descriptor and the runtime is shared: two models and one
-    copy of the runtime link into one program, each computing its own x'."""
+    copy of the runtime link into one program, each computing its own x' and its
+    inverse dynamics (the pendulums' Newton-Euler program; the disk's M u' - F, its
+    nonholonomic constraints eliminated)."""
     for name in ("disk", "pend"):
         folder = exported[name][2]
         for f in (f"{name}.c", f"{name}.h"):
@@ -86,12 +88,18 @@ def test_two_models_link_into_one_program(exported, tmp_path):
     run([CC, *STRICT, "-I.", os.path.join(HERE, "c", "two_models.c"), "disk.c", "pend.c",
          *RUNTIME_C, "-lm", "-o", "two_models"], tmp_path)
     lines = [line.split() for line in run(["./two_models"], tmp_path).splitlines()]
-    assert [(w[0], w[1]) for w in lines] == [("disk", "0"), ("pend", "0")]
-    for (name, code, dx0) in lines:
+    assert [(w[0], w[1], w[3]) for w in lines] == [("disk", "0", "0"), ("pend", "0", "0")]
+    for (name, code, dx0, inverse, tau0) in lines:
         mod = exported[name][3]
         x = 0.1 * np.arange(1, mod.nx + 1)
         r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
-        assert float(dx0) == mod.rhs(0.0, x, np.ones(len(mod.constants)), r)[0]
+        p = np.ones(len(mod.constants))
+        assert float(dx0) == mod.rhs(0.0, x, p, r)[0]
+        ud = 0.2 * np.arange(1, mod.nu + 1)
+        assert float(tau0) == mod.inverse_dynamics(0.0, x, ud, p, r)[0]
+        M, F = mod.mass_matrix(0.0, x, p, r), mod.forcing(0.0, x, p, r)
+        assert np.allclose(mod.inverse_dynamics(0.0, x, ud, p, r), M @ ud - F, rtol=1e-12,
+                           atol=1e-12)
 
 
 def test_paused_integration_equals_unpaused(exported):

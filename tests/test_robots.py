@@ -1,16 +1,19 @@
 """Robots from URDF files (codegen.robots) against Pinocchio on the same files.
 
-Three robots are compiled (session fixture): their rhs and mass matrix against
-pin.aba and pin.crba. A few more, chosen for the features they use (continuous,
-prismatic and mimic joints, fixed joints that merge links, massless links), are
-formulated and their M and F evaluated at random states against pin.crba and
+Three robots are compiled with the default options (session fixture): their rhs,
+inverse dynamics and mass matrix against pin.aba, pin.rnea and pin.crba. Every
+small URDF of example-robot-data is formulated and its recursion's and inverse
+dynamics' programs run in Python against pin.aba and pin.rnea (the larger robots
+are in codegen.bench.robots, which checks the same before timing). Models chosen
+for the features they use (prismatic and mimic joints, fixed joints that merge
+links, massless links) are formulated and their M and F evaluated at random
+states against pin.crba and
 pin.rnea, without compiling. Every URDF of example-robot-data is parsed and its
 joint order checked against Pinocchio's.
 """
 import glob
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -18,7 +21,10 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 from codegen import GibbsAppellMethod, generate
+from codegen.inverse import inverse_program
+from codegen.recursive import tree_program
 from codegen.robots import URDFError, from_urdf, parse_urdf
+from codegen.robots.catalog import example_robot_data
 
 pin = pytest.importorskip("pinocchio")
 
@@ -26,15 +32,7 @@ SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "robots")
 SHARED = SHARED if os.path.isdir(SHARED) else "/work/shared/robots"
 
 
-def _erd_root():
-    for p in sys.path:
-        root = os.path.join(p, "cmeel.prefix", "share", "example-robot-data", "robots")
-        if os.path.isdir(root):
-            return root
-    return None
-
-
-ERD = _erd_root()
+ERD = example_robot_data()
 
 
 def erd(relative):
@@ -50,10 +48,10 @@ def shared(name):
     return path
 
 
-def pin_model(path, floating_base=False):
+def pin_model(path, floating_base=False, mimic=True):
     if floating_base:
-        return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=True)
-    return pin.buildModelFromUrdf(path, mimic=True)
+        return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), mimic=mimic)
+    return pin.buildModelFromUrdf(path, mimic=mimic)
 
 
 def random_state(model, rng):
@@ -103,7 +101,7 @@ def compiled(outdir):
             model = from_urdf(path, floating_base=floating)
             mod = generate(GibbsAppellMethod(**model.kwargs), f"urdf_{name}", output_dir=outdir,
                            specifieds=model.specifieds, constants=model.constants,
-                           jacobian=False)
+                           jacobian=None if name == "ur5" else False)
             cache[name] = (model, mod, path)
         return cache[name]
     return get
@@ -111,9 +109,13 @@ def compiled(outdir):
 
 @pytest.mark.parametrize("name", sorted(COMPILED))
 def test_compiled_robot_equals_pinocchio(compiled, name):
-    """rhs's accelerations equal pin.aba, mass_matrix pin.crba, at random states; and
-    q' of the free-flyer is the derivative of Pinocchio's integrate."""
+    """rhs's accelerations equal pin.aba, inverse_dynamics pin.rnea, mass_matrix
+    pin.crba, at random states; and q' of the free-flyer is the derivative of
+    Pinocchio's integrate. The iiwa's default options choose the recursion, through
+    the constant rotations of its joint origins."""
     model, mod, path = compiled(name)
+    if name == "iiwa":
+        assert mod.manifest["solver"].startswith("articulated-body recursion")
     pm = pin_model(path, model.floating_base)
     pd = pm.createData()
     assert mod.specifieds == [f"tau_{j}" for j in model.joint_names]
@@ -130,19 +132,129 @@ def test_compiled_robot_equals_pinocchio(compiled, name):
         assert relative_error(xdot[nq:], pin.aba(pm, pd, q, v, full)) < 1e-9
         Mp, _ = pin_dynamics(model, pm, x, tau)
         assert relative_error(mod.mass_matrix(0.0, x, p, tau), Mp) < 1e-9
+        udot = rng.uniform(-1.0, 1.0, len(v))
+        # M u' - F with the joint torques in F: Pinocchio's tau less ours
+        assert relative_error(mod.inverse_dynamics(0.0, x, udot, p, tau) + full,
+                              pin.rnea(pm, pd, q, v, udot)) < 1e-9
         if model.floating_base:
             h = 1e-6
             dq = (pin.integrate(pm, q, v * h) - pin.integrate(pm, q, -v * h)) / (2 * h)
             assert np.abs(xdot[:7] - dq[:7]).max() < 1e-7
 
 
+def test_jacobian_equals_aba_derivatives(compiled):
+    """The UR5's analytic Jacobian (the default options build it; over the tree it
+    differentiates the Newton-Euler program) against pin.computeABADerivatives."""
+    model, mod, path = compiled("ur5")
+    pm = pin_model(path)
+    pd = pm.createData()
+    p = mod.parameters(model.parameter_values)
+    x, tau = random_state(model, np.random.default_rng(11))
+    q, v = model.to_pinocchio(x)
+    pin.computeABADerivatives(pm, pd, q, v, tau)
+    J = mod.jacobian(0.0, x, p, tau)
+    nq = len(model.q_ind)
+    assert relative_error(J[nq:, :nq], pd.ddq_dq) < 1e-9
+    assert relative_error(J[nq:, nq:], pd.ddq_dv) < 1e-9
+    assert relative_error(mod.input_jacobian(0.0, x, p, tau)[nq:], pd.Minv) < 1e-9
+
+
+def test_inverse_dynamics_bad_input(compiled):
+    model, mod, _ = compiled("ur5")
+    p = mod.parameters(model.parameter_values)
+    x = np.zeros(mod.nx)
+    with pytest.raises(ValueError, match="udot"):
+        mod.inverse_dynamics(0.0, x, np.zeros(mod.nu - 1), p, np.zeros(mod.nu))
+    bad = np.zeros(mod.nu)
+    bad[2] = np.nan
+    with pytest.raises(ValueError, match=r"udot is not finite at .*u_elbow_joint"):
+        mod.inverse_dynamics(0.0, x, bad, p, np.zeros(mod.nu))
+    x[1] = np.inf
+    with pytest.raises(ValueError, match=r"x is not finite at \['q_shoulder_lift_joint'\]"):
+        mod.inverse_dynamics(0.0, x, np.zeros(mod.nu), p, np.zeros(mod.nu))
+
+
+# -- the recursion's programs run in Python on every small URDF ---------------------------
+
+def program_function(program):
+    """A Program as a Python function of its input arrays {name: array} -> {output: list}."""
+    local, code = python_printer()
+    by_name = {n: o for o, n in program.names.items()}
+    lines = [f"    {local(by_name[i.name])} = a[{i.array!r}][{i.index}]" for i in program.inputs]
+    lines += [f"    {local(s)} = {code(e)}" for s, e in program.temporaries]
+    lines.append("    return {" + ", ".join(f"{array!r}: [{', '.join(code(e) for e in exprs)}]"
+                                           for array, exprs in program.outputs) + "}")
+    namespace = {"math": math}
+    exec("def f(a):\n" + "\n".join(lines), namespace)
+    return namespace["f"]
+
+
+def _small_urdfs(limit=6):
+    """example-robot-data's fixed-base URDFs that Pinocchio loads, up to limit speeds
+    (the larger ones are in codegen.bench.robots): the first of each description
+    folder, and the double pendulum's continuous joints; not the UR arms (the UR5 is
+    compiled above)."""
+    if ERD is None:
+        return []
+    out, folders = [], set()
+    for path in sorted(glob.glob(os.path.join(ERD, "**", "*.urdf"), recursive=True)):
+        relative = os.path.relpath(path, ERD)
+        folder = relative.split(os.sep)[0]
+        if folder == "ur_description" or (folder in folders
+                                           and not relative.endswith("_continuous.urdf")):
+            continue
+        try:
+            nv = pin.buildModelFromUrdf(path, mimic=True).nv
+        except Exception:       # Pinocchio refuses it (test_joint_order_follows_pinocchio)
+            continue
+        if 0 < nv <= limit:
+            out.append(relative)
+            folders.add(folder)
+    return out
+
+
+SMALL = _small_urdfs()
+
+
+def test_many_robots_are_small_ones():
+    if ERD is None:
+        pytest.skip("example-robot-data is not installed")
+    assert len(SMALL) >= 8
+
+
+@pytest.mark.parametrize("relative", SMALL)
+def test_recursion_and_inverse_dynamics_on_small_robots(relative):
+    """Each small robot of example-robot-data, as written (inertias unchecked, as
+    Pinocchio loads them): the articulated-body recursion's program (u') against
+    pin.aba, the Newton-Euler program (tau) against pin.rnea, at two random states."""
+    path = os.path.join(ERD, relative)
+    model = from_urdf(path, check_inertia=False)
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(
+        constants=model.constants, specifieds=model.specifieds)
+    assert eom.tree is not None, eom.tree_note
+    forward = program_function(tree_program(eom))
+    inverse = program_function(inverse_program(eom))
+    pm = pin_model(path)
+    pd = pm.createData()
+    p = [model.parameter_values[str(c)] for c in model.constants]
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        x, tau = random_state(model, rng)
+        q, v = model.to_pinocchio(x)
+        a = {"x": x, "p": p, "r": tau}
+        assert relative_error(np.array(forward(a)["ud"]), pin.aba(pm, pd, q, v, tau)) < 1e-9
+        udot = rng.uniform(-1.0, 1.0, len(v))
+        a.update(ud=udot, r=np.zeros_like(tau))
+        assert relative_error(np.array(inverse(a)["tau"]), pin.rnea(pm, pd, q, v, udot)) < 1e-9
+
+
 # -- formulated, not compiled: M and F against crba and rnea -----------------------------
 
-def evaluator(eom):
-    """(x, p, r) -> (M, F): the formulation's intermediates, M and F as Python code."""
+def python_printer():
+    """(local, code): a Python name for each symbol or function of time, and an
+    expression as Python code over those names."""
     from sympy.printing.pycode import PythonCodePrinter
     names = {}
-    args = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
     printer = PythonCodePrinter({"fully_qualified_modules": True})
 
     def local(s):
@@ -152,6 +264,13 @@ def evaluator(eom):
         e = sm.sympify(e)
         atoms = e.free_symbols | e.atoms(sm.core.function.AppliedUndef)
         return printer.doprint(e.xreplace({a: sm.Symbol(local(a)) for a in atoms}))
+    return local, code
+
+
+def evaluator(eom):
+    """(x, p, r) -> (M, F): the formulation's intermediates, M and F as Python code."""
+    args = list(eom.q) + list(eom.u) + list(eom.constants) + list(eom.specifieds)
+    local, code = python_printer()
     for a in args:
         local(a)
     n = eom.nu
@@ -180,22 +299,6 @@ def formulated_error(model, pm, seed=0, damping=None):
         Mp, Fp = pin_dynamics(model, pm, x, tau, damping)
         worst = max(worst, relative_error(M, Mp), relative_error(F, Fp))
     return worst
-
-
-FEATURES = {
-    # continuous joints (angle here, (cos, sin) in Pinocchio)
-    "double_pendulum_continuous": ("double_pendulum_description/urdf/double_pendulum_continuous.urdf", {}),
-    # a massless leaf
-    "two_dofs": ("asr_twodof_description/urdf/TwoDofs.urdf", {}),
-}
-
-
-@pytest.mark.parametrize("name", sorted(FEATURES))
-def test_formulated_robot_equals_pinocchio(name):
-    relative, options = FEATURES[name]
-    path = erd(relative)
-    model = from_urdf(path, **options)
-    assert formulated_error(model, pin_model(path, model.floating_base)) < 1e-9
 
 
 def test_symbolic_numbers_damping_and_gravity():

@@ -61,6 +61,12 @@ SECTIONS = [
      "forming time under a cap.",
      ["codegen.bench.spatial", "--models", "chain:2", "chain:4", "chain:8", "chain:12",
       "humanoid", "--cap", "600", "--kane-cap", "120"]),
+    ("Real robots from their URDF", "codegen.robots.from_urdf on the rigid-body dynamics "
+     "benchmark's robots and example-robot-data's, against Pinocchio's aba, rnea, crba and "
+     "computeABADerivatives on the same files (each result compared, 1e-9, before its times "
+     "count), with the build times; GRiD's published figures of Pinocchio with CppADCodeGen "
+     "beside, from another machine.",
+     ["codegen.bench.robots", "--symbolic"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
      ["codegen.bench.jacobian", "--n", "1", "4", "12", "20"]),

@@ -219,6 +219,33 @@ CG_API void cg_forcing(const cg_model *m, double t, const double *x, const doubl
     m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
 }
 
+CG_API int cg_inverse_dynamics(const cg_model *m, double t, const double *x, const double *p,
+                               const double *r, const double *ud, double *tau)
+{
+    CG_FIX_MODEL(m);
+    const int nu = m->nu, nc = m->nc;
+    int i, j;
+    if (!cg_finite_inputs(m, t, x, p, r) || !cg_all_finite(ud, nu)) return CG_ERR_INPUT;
+    if (m->inverse_dynamics) {
+        m->inverse_dynamics(t, x, p, r, ud, tau);
+    } else {
+        double Ms[CG_LEN(m->nm)], qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
+        double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+        m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+        if (m->flags & CG_SYMMETRIC) {
+            cg_packed_matvec(nu, Ms, ud, tau);
+        } else {
+            for (i = 0; i < nu; i++) {
+                double sum = 0.0;
+                for (j = 0; j < nu; j++) sum += Ms[i * nu + j] * ud[j];
+                tau[i] = sum;
+            }
+        }
+        for (i = 0; i < nu; i++) tau[i] -= F[i];
+    }
+    return cg_all_finite(tau, nu) ? CG_OK : CG_ERR_OUTPUT;
+}
+
 CG_API int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,
                          const double *r, double *lambda)
 {

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 6
+#define CG_ABI_VERSION 7
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -156,7 +156,11 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
        impact_start[k] .. impact_start[k + 1] - 1), the partial velocities of the contact \
        point along a normal over the speeds into J (nj x nu, row-major), that velocity \
        into vn and the coefficient of restitution into e; NULL if no event has an impact */ \
-    X(impacts, (CG_MODEL_INPUTS, double *J, double *vn, double *e))
+    X(impacts, (CG_MODEL_INPUTS, double *J, double *vn, double *e)) \
+    /* inverse dynamics: tau = M ud - F at x for the given u' (nu each), by the \
+       recursive Newton-Euler passes over the tree of bodies (or M and F formed); NULL \
+       with run-time constraints */ \
+    X(inverse_dynamics, (CG_MODEL_INPUTS, const double *ud, double *tau))
 
 #define CG_FUNCTION_TYPE(kind, parameters) typedef void (*cg_##kind##_fn) parameters;
 CG_FUNCTION_LIST(CG_FUNCTION_TYPE)
@@ -207,7 +211,9 @@ CG_CALLBACK_LIST(CG_CALLBACK_TYPE)
     X(int, integrator_event, (const struct cg_integrator *s, int *index, double *t, double *x)) \
     X(int, integrator_restart, (struct cg_integrator *s, double t, const double *x)) \
     X(int, integrator_impact, (struct cg_integrator *s, double *xout)) \
-    X(int, integrator_outputs, (struct cg_integrator *s, double t, const double *x, double *y))
+    X(int, integrator_outputs, (struct cg_integrator *s, double t, const double *x, double *y)) \
+    X(int, inverse_dynamics, (const struct cg_model *m, CG_MODEL_INPUTS, const double *ud, \
+                              double *tau))
 
 /* The runtime's entry points as a table. The shared runtime's is cg_runtime_shared; a
    fused build carries its own, specialized for the model, in its descriptor. */

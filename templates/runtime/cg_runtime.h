@@ -45,6 +45,12 @@ CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const d
                     const double *r, double *M);
 CG_API void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *F);
+/* inverse dynamics: tau = M ud - F (nu) for the given u' = ud (nu), the generalized
+   forces that would give those accelerations (for joint speeds, the joint torques): the
+   model's own program (the recursive Newton-Euler passes over a tree of bodies), else M
+   and F formed. CG_ERR_INPUT for a non-finite input, CG_ERR_OUTPUT for a non-finite tau */
+CG_API int cg_inverse_dynamics(const cg_model *m, double t, const double *x, const double *p,
+                               const double *r, const double *ud, double *tau);
 
 /* the analytic Jacobian of dx: J = d dx / dx (nx x nx, row-major) and, unless Jr is
    NULL, Jr = d dx / dr (nx x nr): the model's derivative parts, then M's factorization

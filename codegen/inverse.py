@@ -1,0 +1,79 @@
+"""Inverse dynamics as one straight-line program: tau = M u' - F for a given u'.
+
+Over a tree of bodies (codegen.tree), the recursive Newton–Euler passes, in
+the Gibbs–Appell form of codegen.recursive: with each body's acceleration
+linear in u' carried outward,
+
+    A_b = X_b A_parent + s_b u'_j,        f_b = W_b A_b + h_b
+
+(W_b its spatial inertia, h_b its inertial bias wrench, less the loads on its
+mass centre and frame), the wrenches are gathered inward, and each joint's
+generalized force is its share of them less the other loads' Q:
+
+    tau_j = s_bᵀ f̂_b - Q_j,               f̂_parent += X_bᵀ f̂_b
+
+(f̂_b: f_b plus its children's), which is ∂S/∂u' - Q = M u' - F in O(n), without
+M. Without a tree (run-time constraints, recursive=False, a model that is no
+tree) there is no program: the runtime forms M u' - F from the model's M and F.
+
+The tree's inputs (one CSE over s, W, h, R, r, Q) and its transports are those
+of the forward recursion (codegen.recursive), so both passes fold the same
+structural zeros.
+"""
+from __future__ import annotations
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+from .program import Input, Program, live_temporaries
+# the forward recursion's inputs and transports, shared
+from .recursive import _carried, _planar, _tree_inputs
+
+__all__ = ["inverse_program"]
+
+
+def inverse_program(eom, with_qd: bool = False) -> Program | None:
+    """Output tau (nu) = M ud - F for the input array ud (nu), by the Newton–Euler passes
+    over eom.tree, and with_qd q' first (qd, for the Jacobian's derivatives of both,
+    codegen.jacobian); None without a tree (the runtime then forms M ud - F from the
+    model's M and F, cg_inverse_dynamics)."""
+    if eom.tree is None or eom.constraints is not None:
+        return None
+    return _newton_euler(eom, with_qd)
+
+
+def _newton_euler(eom, with_qd) -> Program:
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
+    nodes = eom.tree.nodes
+    ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
+    for j, s in enumerate(ud):
+        define.names[s] = f"cg_ud{j}"
+        define.used.add(f"cg_ud{j}")
+    children = {nd.parent for nd in nodes}
+    # outward: the accelerations linear in u', and each body's wrench
+    A, f = [None] * len(nodes), [None] * len(nodes)
+    for k, nd in enumerate(nodes):
+        Ak = _carried(k, nd, T, A) + S[k] * sm.Matrix([ud[j] for j in nd.speeds])
+        if k in children:
+            Ak = sm.Matrix([define(f"ia{k}_{i}", v) for i, v in enumerate(Ak)])
+        A[k] = Ak
+        f[k] = W[k] * Ak + sm.Matrix(h[k])
+    # inward: each joint's share, then its wrench carried to the parent
+    tau = [None] * eom.nu
+    for k in reversed(range(len(nodes))):
+        nd = nodes[k]
+        fk = sm.Matrix([define(f"if{k}_{i}", v) for i, v in enumerate(f[k])])
+        for j, v in zip(nd.speeds, S[k].T * fk):
+            tau[j] = v - Q[j]
+        if nd.parent >= 0:
+            carried = T[k].matrix().T * fk if _planar(nd) else T[k].transposed(list(fk))
+            f[nd.parent] += carried
+    outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
+    temps = live_temporaries(define.temps, outputs)
+    used = set()
+    for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
+        used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
+    read = {define.names[o] for o in used if o in define.names}
+    inputs = [i for i in prog.inputs if i.name in read]       # q' alone needs the others
+    inputs += [Input(f"cg_ud{j}", "ud", j, f"ud[{j}]") for j, s in enumerate(ud) if s in used]
+    return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
