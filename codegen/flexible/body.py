@@ -140,6 +140,17 @@ class FlexibleBody:
         symbols, and gravity in B components (or None)."""
         return body_terms(self.invariants, w, eta, etad, gravity)
 
+    def kinetic_energy(self, N: ReferenceFrame):
+        """1/2 V^T M_b V with V = [v_O; w; eta'] in B (SymPy's name and signature): the
+        kinetic energy to the second order the body's terms keep, whose Lagrange
+        equations they are. Functions of time, like Particle.kinetic_energy."""
+        B, t = self.frame, dynamicsymbols._t
+        v = [self.origin.vel(N).dot(e) for e in (B.x, B.y, B.z)]
+        w = [B.ang_vel_in(N).dot(e) for e in (B.x, B.y, B.z)]
+        etad = [q.diff(t) for q in self.q]
+        V = sm.Matrix(v + w + etad)
+        return (V.T * self.terms(w, self.q, etad).M * V)[0] / 2
+
     def elastic_energy(self):
         """1/2 eta^T K eta in the body's coordinates."""
         K = self.invariants.stiffness
