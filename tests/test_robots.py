@@ -17,7 +17,7 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from codegen import BuildError, GibbsAppellMethod, generate
+from codegen import GibbsAppellMethod, generate
 from codegen.robots import URDFError, from_urdf, parse_urdf
 
 pin = pytest.importorskip("pinocchio")
@@ -439,16 +439,14 @@ def test_mimic_joints_follow_or_move_on_their_own():
     assert independent.joint_names == list(pin.buildModelFromUrdf(path).names)[1:]
 
 
-# -- the recursion's bug (see the module docstring of tests/test_robots.py) ----------------
+# -- the recursion through constant frames --------------------------------------------------
 
-@pytest.mark.xfail(strict=True, raises=BuildError,
-                   reason="recursive: intermediates made while detecting the tree (a rotation "
-                          "between two bodies whose frames are not neighbours) are not defined "
-                          "in the generated C; see /work/briefs/urdf-recursive-bug.md")
-def test_recursion_through_a_constant_frame(outdir):
+def test_recursion_through_a_constant_frame(outdir, monkeypatch):
     """Two bodies, the second oriented from a constant frame K fixed in the first,
     its joint located in K: the transport from the first body to the second is a
-    rotation the formulation never needed."""
+    rotation the formulation never needed, which detecting the tree defines (and the
+    tree carries). Without those definitions, generating stops with an internal error
+    that names the undefined symbol, before any C is compiled."""
     q1, q2, u1, u2 = me.dynamicsymbols("q1 q2 u1 u2")
     N = me.ReferenceFrame("N")
     O = me.Point("O")
@@ -472,3 +470,14 @@ def test_recursion_through_a_constant_frame(outdir):
     dense = generate(formed(), "urdf_bug_dense", output_dir=outdir, recursive=False, jacobian=False)
     x = np.array([0.3, -0.7, 0.4, 0.9])
     assert np.allclose(tree.rhs(0.0, x, []), dense.rhs(0.0, x, []), rtol=1e-12, atol=1e-12)
+    from codegen import handoff
+    real = handoff.Formed.tree
+
+    def forgetful(self, recursive=None):
+        tree, note = real(self, recursive)
+        tree.intermediates = []
+        return tree, note
+    monkeypatch.setattr(handoff.Formed, "tree", forgetful)
+    with pytest.raises(ValueError, match=r"internal error: the tree program uses \['_?T\d"):
+        generate(formed(), "urdf_bug_forgetful", output_dir=outdir, recursive=True,
+                 jacobian=False, force=True)

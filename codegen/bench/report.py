@@ -43,6 +43,11 @@ SECTIONS = [
      ["codegen.bench.flags", "--n", "8", "20"]),
     ("Whole simulations", "RK4 in C against MuJoCo's rollout, DOPRI5 in C against solve_ivp.",
      ["codegen.bench.simulate", "--n", "1", "4", "8", "12", "--rounds", "3"]),
+    ("Events and feedback", "Events located in C on the dense output against the run without "
+     "them, and controller=K against the open loop; both against solve_ivp with the event or "
+     "the controller in Python on the same compiled RHS. Medians of runs in alternation, and "
+     "the best times (on a shared machine the least disturbed runs).",
+     ["codegen.bench.hybrid", "--n", "4", "--rounds", "25"]),
     ("Batches", "Many runs and many RHS evaluations in one call, over both cores.",
      ["codegen.bench.batch", "--n", "4"]),
     ("Stiff models", "Time against precision: our implicit methods, SciPy's and numbalsoda's "
