@@ -9,7 +9,7 @@ import math
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .flexible import FlexibleBody, beam_modes
+from .flexible import FlexibleBody, beam_modes, fe_beam
 from .model import Model
 
 __all__ = ["spin_up_beam", "rotating_beam", "spacecraft", "flexible_arm", "hub_angle"]
@@ -31,14 +31,16 @@ def _beam_states(n: int, label: str):
 
 
 def spin_up_beam(n_modes: int = 4, omega: float = 4.0, duration: float = 15.0,
-                 geometric_stiffening: bool = True) -> Model:
+                 geometric_stiffening: bool = True, nodes: int | None = None) -> Model:
     """Kane, Ryan & Banerjee (1987): a beam clamped at the axis of a hub whose angle is
     prescribed, theta(t) = :func:`hub_angle` (Omega, T), bending in the plane of rotation
     (cantilever modes). Constants Omega (the final rate) and T (the spin-up time,
     ``duration``); outputs the tip's deflection perpendicular to the undeformed axis in
     the hub frame (``tip_deflection``) and its axial foreshortening
     (``tip_foreshortening``). ``geometric_stiffening=False`` is the linear modal model
-    that diverges above the first frequency (3.8 rad/s)."""
+    that diverges above the first frequency (3.8 rad/s). ``nodes``: the beam as FE-style
+    node data instead (:func:`~codegen.flexible.fe_beam`, that many nodes), the tip
+    its last node."""
     Omega, T = sm.symbols("Omega T")
     N = me.ReferenceFrame("N")
     B = N.orientnew("B", "Axis", (hub_angle(Omega, T), N.z))
@@ -46,9 +48,11 @@ def spin_up_beam(n_modes: int = 4, omega: float = 4.0, duration: float = 15.0,
     O.set_vel(N, 0)
     eta, zeta = _beam_states(n_modes, "")
     L = KRB["L"]
-    beam = FlexibleBody("beam", B, O, beam_modes(L, KRB["EI"], KRB["rho_A"], n_modes),
-                        eta, zeta, geometric_stiffening=geometric_stiffening)
-    tip = beam.point_at(L).pos_from(O)
+    modes = beam_modes(L, KRB["EI"], KRB["rho_A"], n_modes) if nodes is None else \
+        fe_beam(nodes, L, KRB["EI"], KRB["rho_A"], n_modes)
+    beam = FlexibleBody("beam", B, O, modes, eta, zeta,
+                        geometric_stiffening=geometric_stiffening)
+    tip = (beam.point_at(L) if nodes is None else beam.node(nodes - 1)).pos_from(O)
     return Model(
         name="spin_up_beam", frame=N, q_ind=list(eta), u_ind=list(zeta), kd_eqs=beam.kd_eqs(),
         bodies=[beam], constants=[Omega, T], doc=spin_up_beam.__doc__,
@@ -180,5 +184,6 @@ def flexible_arm(n_modes: int = 2) -> Model:
         specifieds=[T1, T2], doc=flexible_arm.__doc__, parameter_values=dict(g=9.81),
         initial_state=[-math.pi / 2, 0.3] + [0.0] * (2 * n_modes + 2),
         stiff=True, conservative=True,
-        potential_energy=link2.elastic_energy() + m1 * g * Ac.pos_from(O).dot(N.y),
+        potential_energy=(link2.elastic_energy() + m1 * g * Ac.pos_from(O).dot(N.y)
+                          + g * (link2.mass * E.pos_from(O) + link2.first_moment()).dot(N.y)),
         outputs=dict(tip=tip))

@@ -6,12 +6,15 @@ Oracles: KanesMethod (SymPy) on the nodes as particles on modal springs, the
 Euler–Bernoulli cantilever roots, the published rotating-beam frequencies (Wright
 et al. 1982) and the invariants of a free-floating body.
 """
+import math
+
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
+from scipy.optimize import brentq
 
-from codegen import GibbsAppellMethod
+from codegen import GibbsAppellMethod, examples as ex, generate
 from codegen.flexible import FlexibleBody, fe_modes
 
 _t = me.dynamicsymbols._t
@@ -121,3 +124,104 @@ def test_flexible_body_matches_particles_on_springs_in_kanes_method():
         Fa, Fk = np.array(Fa, float).ravel(), np.array(Fk, float).ravel()
         assert np.abs(Ma - Mk).max() < 1e-11 * np.abs(Mk).max()
         assert np.abs(Fa - Fk).max() < 1e-11 * np.abs(Fk).max()
+
+
+# ---- frequencies from linearize ---------------------------------------------------
+
+#: Wright et al. (1982): first flapwise nondimensional frequency at nu, zero hub radius
+WRIGHT = {0: 3.5160, 1: 3.6816, 2: 4.1373, 3: 4.7973, 4: 5.5850, 5: 6.4495, 10: 11.2023}
+
+
+@pytest.fixture(scope="session")
+def rotating(tmp_path_factory):
+    """rotating_beam(n) compiled, per n."""
+    out, cache = tmp_path_factory.mktemp("rotating"), {}
+
+    def get(n):
+        if n not in cache:
+            model = ex.rotating_beam(n, out_of_plane=True)
+            cache[n] = generate(GibbsAppellMethod(**model.kwargs), f"rotating_beam{n}",
+                                output_dir=out)
+        return cache[n]
+    return get
+
+
+def _frequencies(A, idx):
+    """The undamped frequencies of the states idx (coordinates then speeds) of A."""
+    ev = np.linalg.eigvals(A[np.ix_(idx, idx)])
+    assert np.abs(ev.real).max() < 1e-8 * np.abs(ev).max()
+    return np.sort(np.abs(ev.imag))[::2]
+
+
+def test_cantilever_frequencies_from_linearize(rotating):
+    """Not spinning: beta_k L from the compiled linearize equal the roots of
+    cos(b) cosh(b) = -1 to 1e-6 (published 1.8751, 4.6941, 7.8548), both directions."""
+    mod = rotating(4)
+    L, EI, rA = 10.0, 1.4e4, 1.2
+    p = mod.parameters(dict(L=L, EI=EI, rho_A=rA, Omega=0.0))
+    A, _ = mod.linearize(np.zeros(mod.nx), p, [])
+    roots = [brentq(lambda b: np.cos(b) * np.cosh(b) + 1, a, a + 1.5) for a in (1.0, 4.0, 7.0)]
+    for d in range(2):                       # chordwise (y), flapwise (z)
+        idx = [d * 4 + k for k in range(4)] + [8 + d * 4 + k for k in range(4)]
+        beta = np.sqrt(_frequencies(A, idx) / np.sqrt(EI / (rA * L**4)))
+        assert np.allclose(beta[:3], roots, rtol=1e-6, atol=0)
+        assert np.allclose(beta[:3], [1.8751, 4.6941, 7.8548], atol=6e-5)
+
+
+def test_rotating_beam_matches_wright_through_linearize(rotating):
+    """Unit L, EI, rho_A: the first flapwise frequency of the compiled rotating_beam at
+    spin nu matches Wright et al., converging in the mode count (max errors 6.1e-3,
+    6.0e-4, 1.2e-4 at 2, 4, 6 modes); chordwise omega^2 = omega_flap^2 - nu^2; the
+    two directions do not couple about eta = 0."""
+    errors = []
+    for n in (2, 4, 6):
+        mod = rotating(n)
+        flap = list(range(n, 2 * n)) + list(range(3 * n, 4 * n))
+        chord = list(range(n)) + list(range(2 * n, 3 * n))
+        err = 0.0
+        for nu, ref in WRIGHT.items():
+            p = mod.parameters(dict(L=1.0, EI=1.0, rho_A=1.0, Omega=float(nu)))
+            A, _ = mod.linearize(np.zeros(mod.nx), p, [])
+            assert np.abs(A[np.ix_(flap, chord)]).max() < 1e-12
+            err = max(err, abs(_frequencies(A, flap)[0] / ref - 1))
+            if n == 6 and nu in (2, 5):
+                assert _frequencies(A, chord)[0] == pytest.approx(math.sqrt(ref**2 - nu**2),
+                                                                  rel=1e-4)
+        errors.append(err)
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 2e-4, errors
+
+
+# ---- conservation through the compiled model ------------------------------------------
+
+@pytest.fixture(scope="session")
+def spacecraft2(tmp_path_factory):
+    model = ex.spacecraft(2)
+    ga = GibbsAppellMethod(**model.kwargs)
+    mod = generate(ga, "spacecraft2", outputs=model.outputs,
+                   output_dir=tmp_path_factory.mktemp("spacecraft"))
+    return model, ga, mod
+
+
+def test_spacecraft_conserves_energy_and_angular_momentum(spacecraft2):
+    """Free-floating, no damping, no torque: energy, linear and angular momentum (about
+    N's origin) constant to 1e-9 relative over 100 s (dopri5 at 1e-12)."""
+    model, _, mod = spacecraft2
+    x0 = np.zeros(mod.nx)
+    names = mod.states
+    start = dict(v0=0.05, w0=0.01, w1=-0.02, w2=0.1, eta_p1=0.05, eta_m2=-0.03, zeta_p2=0.02)
+    for k, v in start.items():
+        x0[names.index(k)] = v
+    run = mod.simulate((0, 100), x0, mod.parameters({}), [0.0], method="dopri5", rtol=1e-12,
+                       atol=1e-12, t_eval=np.linspace(0, 100, 201))
+    assert run.success
+    assert np.ptp(run.x[:, names.index("eta_p1")]) > 0.05          # it vibrates
+    E, H, P = (run.outputs[k] for k in ("energy", "angular_momentum", "linear_momentum"))
+    assert np.ptp(E) < 1e-9 * E[0]
+    assert np.abs(H - H[0]).max() < 1e-9 * np.linalg.norm(H[0])
+    assert np.abs(P - P[0]).max() < 1e-9 * np.linalg.norm(P[0])
+    # the slew torque: dH/dt = T about the hub's z axis, seen in N
+    slew = mod.simulate((0, 2), x0, mod.parameters({}), [5.0], method="bdf", rtol=1e-10,
+                        atol=1e-10, t_eval=[0.0, 2.0])
+    assert slew.success
+    assert abs(slew.outputs["angular_momentum"][1, 2] - H[0, 2] - 10.0) < 0.05
+

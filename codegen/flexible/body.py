@@ -157,6 +157,20 @@ class FlexibleBody:
         return sm.Add(*[coefficient(K[k, l]) * self.q[k] * self.q[l] / 2
                         for k in range(self.n) for l in range(self.n) if K[k, l] != 0])
 
+    def first_moment(self) -> Vector:
+        """int p dm from the origin, in B, to the second order the terms keep
+        (s0 + S1 eta - 1/2 (eta^T Gbar eta) e): the mass centre times the mass, for the
+        potential of gravity, -g . (m r_O + first_moment())."""
+        inv, q, n = self.invariants, self.q, self.n
+        comps = [coefficient(inv.s0[a]) + sm.Add(*[coefficient(inv.S1[a, k]) * q[k]
+                                                   for k in range(n) if inv.S1[a, k] != 0])
+                 for a in range(3)]
+        quad = sm.Add(*[coefficient(inv.Gbar[k, l]) * q[k] * q[l] for k in range(n)
+                        for l in range(n) if inv.Gbar[k, l] != 0]) / 2
+        comps = [c - quad * float(e) for c, e in zip(comps, inv.axis)]
+        B = self.frame
+        return comps[0] * B.x + comps[1] * B.y + comps[2] * B.z
+
     def _length_scale(self):
         """L over the mode data's length (1 without constants)."""
         return 1 if self.constants is None else self.constants["L"] / self.modes.beam["L"]
