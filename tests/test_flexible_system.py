@@ -225,3 +225,49 @@ def test_spacecraft_conserves_energy_and_angular_momentum(spacecraft2):
     assert slew.success
     assert abs(slew.outputs["angular_momentum"][1, 2] - H[0, 2] - 10.0) < 0.05
 
+
+
+def test_flexible_arm_conserves_energy_under_gravity(tmp_path):
+    """The two-link arm with a flexible second link, no torques, gravity on both links
+    (the flexible one through its deformed mass distribution): kinetic plus potential
+    energy constant to 1e-9 relative over 5 s; bdf and rosw agree with dopri5."""
+    model = ex.flexible_arm(2)
+    ga = GibbsAppellMethod(**model.kwargs)
+    mod = generate(ga, "flexible_arm2", output_dir=tmp_path,
+                   outputs=dict(energy=model.energy(), tip=model.outputs["tip"]))
+    p = mod.parameters(model.parameter_values)
+    t = np.linspace(0, 5, 51)
+    runs = {m: mod.simulate((0, 5), model.initial_state, p, [0.0, 0.0], method=m, rtol=1e-12
+                            if m == "dopri5" else 1e-9, atol=1e-12 if m == "dopri5" else 1e-11,
+                            t_eval=t) for m in ("dopri5", "bdf", "rosw")}
+    E = runs["dopri5"].outputs["energy"]
+    assert np.ptp(E) < 1e-9 * np.abs(E).max()
+    eta = runs["dopri5"].x[:, 2]
+    assert np.ptp(eta) > 1e-3                                  # the link bends
+    for m in ("bdf", "rosw"):
+        assert np.abs(runs[m].x - runs["dopri5"].x).max() < 1e-5
+    # the tip hangs below the shoulder at rest position, 2.5 m of arm
+    assert np.linalg.norm(runs["dopri5"].outputs["tip"][0]) == pytest.approx(2.5, abs=0.1)
+
+
+def test_fmu_of_the_spin_up(tmp_path):
+    """export_fmu of spin_up_beam (explicit time in the prescribed hub angle): valid,
+    and its co-simulation equals simulate at the same tolerance."""
+    fmpy = pytest.importorskip("fmpy")
+    from fmpy.validation import validate_fmu
+    from codegen import export_fmu
+    model = ex.spin_up_beam(2, omega=4.0)
+    ga = GibbsAppellMethod(**model.kwargs)
+    mod = generate(ga, "spin_up_fmu", output_dir=tmp_path / "py")
+    p = mod.parameters(model.parameter_values)
+    values = dict(zip(mod.constants, p))
+    path = export_fmu(ga, "spin_up_fmu", tmp_path, start_values=values, method="bdf",
+                      tolerance=1e-8)
+    assert validate_fmu(str(path)) == []
+    res = fmpy.simulate_fmu(str(path), stop_time=5.0, output_interval=0.1,
+                            fmi_type="CoSimulation", output=mod.states)
+    cosim = np.array([res[s] for s in mod.states]).T
+    ours = mod.simulate((0, 5.0), model.initial_state, p, method="bdf", rtol=1e-8, atol=1e-8,
+                        t_eval=res["time"])
+    assert np.abs(ours.x).max() > 1e-3
+    assert abs(cosim - ours.x).max() < 1e-9
