@@ -271,3 +271,50 @@ def test_fmu_of_the_spin_up(tmp_path):
                         t_eval=res["time"])
     assert np.abs(ours.x).max() > 1e-3
     assert abs(cosim - ours.x).max() < 1e-9
+
+
+# ---- bad input ---------------------------------------------------------------------
+
+def test_too_large_deformation_is_reported(tmp_path):
+    """The linear modal model in the spin-up at Omega = 10 diverges: the body's
+    deformation event ends the run, named, once the RMS deflection passes 10 % of
+    the beam's size; the stiffened model never reaches it."""
+    runs = {}
+    for stiff in (True, False):
+        model = ex.spin_up_beam(2, omega=10.0, geometric_stiffening=stiff)
+        beam = model.bodies[0]
+        events = beam.deformation_event(0.1)
+        mod = generate(GibbsAppellMethod(**model.kwargs), f"spin_up_event{int(stiff)}",
+                       output_dir=tmp_path, events=events)
+        runs[stiff] = mod.simulate((0, 20.0), model.initial_state,
+                                   mod.parameters(model.parameter_values), method="bdf",
+                                   rtol=1e-8, atol=1e-10,
+                                   events={"beam_deformation": {"direction": -1, "terminal": True}})
+    assert runs[True].events == [] and runs[True].t[-1] == 20.0
+    name, t_stop, _ = runs[False].events[0]
+    assert name == "beam_deformation" and 5.0 < t_stop < 20.0
+    assert runs[False].status == 17 and runs[False].t[-1] <= t_stop     # CG_TERMINAL_EVENT
+    with pytest.raises(ValueError, match="deformation limit"):
+        model.bodies[0].deformation_event(2.0)
+
+
+def test_bad_flexible_input_in_the_model():
+    """Modal coordinates missing from the model's coordinates, and bad modal matrices
+    given to the body, are errors that name what is wrong."""
+    modes, D = _node_data()
+    N, q, u, kd, bodies, loads, _ = _hub_and_panel(True, modes, D)
+    n = modes.n
+    ga = GibbsAppellMethod(N, q[:-n], u[:-n], kd_eqs=kd[:-n])
+    with pytest.raises(ValueError, match=r"modal coordinates eta0\(t\), eta1\(t\) of "
+                                         r"flexible body 'panel' are not coordinates"):
+        ga.kanes_equations(bodies, loads)
+    P, Po, eta, zeta = bodies[1].frame, bodies[1].origin, bodies[1].q, bodies[1].u
+    for K, match in ((np.array([[1.0, 0.2], [0.0, 1.0]]), "not symmetric"),
+                     (-np.eye(2), "not positive semidefinite"),
+                     (np.eye(3), "expected 2 x 2")):
+        with pytest.raises(ValueError, match=match):
+            FlexibleBody("panel", P, Po, modes, eta, zeta, stiffness=K,
+                         geometric_stiffening=False)
+    with pytest.raises(ValueError, match="not positive definite"):
+        fe_modes(modes.position, modes.mass, np.ones((5, 3, 2)), np.eye(2),
+                 geometric_stiffening=False)

@@ -171,6 +171,22 @@ class FlexibleBody:
         B = self.frame
         return comps[0] * B.x + comps[1] * B.y + comps[2] * B.z
 
+    def deformation_event(self, limit: float = 0.1) -> dict:
+        """{"<name>_deformation": g}: an event function for ``generate(events=...)`` that
+        falls through zero when the body's RMS deflection, sqrt(eta^T C eta / m) with
+        C = int Phi^T Phi dm, exceeds ``limit`` times its RMS distance from the origin,
+        sqrt(int |r|^2 dm / m): where the small-deformation model stops being
+        meaningful. Make it terminal in ``simulate(events=...)`` to end such a run."""
+        if not (isinstance(limit, (int, float)) and 0 < limit < 1):
+            raise ValueError(f"the deformation limit of flexible body {self.name!r} must be "
+                             f"a number in (0, 1), got {limit!r}")
+        inv, q, n = self.invariants, self.q, self.n
+        C = sum(inv.C2[a, a] for a in range(3))
+        size2 = sum(inv.Irr[a, a] for a in range(3))
+        quad = sm.Add(*[coefficient(C[k, l]) * q[k] * q[l] for k in range(n) for l in range(n)
+                        if C[k, l] != 0])
+        return {f"{self.name}_deformation": coefficient(limit**2) * coefficient(size2) - quad}
+
     def _length_scale(self):
         """L over the mode data's length (1 without constants)."""
         return 1 if self.constants is None else self.constants["L"] / self.modes.beam["L"]
