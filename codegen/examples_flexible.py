@@ -92,7 +92,8 @@ def _euler_rates(a, w):
     return E * sm.Matrix(w)
 
 
-def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0) -> Model:
+def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0, nodes: int | None = None,
+               geometric_stiffening: bool = True) -> Model:
     """A free-floating rigid hub (a 2 m cube of 500 kg) with two flexible solar panels,
     cantilevers of 6 m along +-y from the hub's faces, each with ``n_modes`` modes
     (half bending out of the panel plane, half in it), slewed by a torque T about the
@@ -100,7 +101,9 @@ def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0) -> Model:
     panels' modal coordinates; speeds the hub's velocity in N, its angular velocity in
     its own frame, the modal speeds. Outputs: ``energy`` (kinetic plus elastic),
     ``angular_momentum`` (about N's origin, in N) and ``linear_momentum`` (in N), from
-    the generalized momenta of the kinetic energy the equations are Lagrange's of."""
+    the generalized momenta of the kinetic energy the equations are Lagrange's of.
+    ``nodes``: the panels as FE-style node data (:func:`~codegen.flexible.fe_beam`,
+    that many nodes, no damping) instead of analytic beams."""
     if not (isinstance(n_modes, int) and n_modes >= 2 and n_modes % 2 == 0):
         raise ValueError(f"spacecraft: n_modes per panel must be an even number >= 2 "
                          f"(out of plane and in plane), got {n_modes!r}")
@@ -115,9 +118,13 @@ def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0) -> Model:
     m_hub, side = 500.0, 2.0
     Ih = m_hub * side**2 / 6
     hub = me.RigidBody("hub", Ho, H, m_hub, (me.inertia(H, Ih, Ih, Ih), Ho))
-    modes = beam_modes(6.0, 2.0e3, 4.0, n_modes // 2, bending=("z", "y"),
-                       damping_ratio=damping_ratio)
-    q, u, kd, bodies = list(x) + list(a), list(v) + list(w), [], [hub]
+    if nodes is None:
+        modes = beam_modes(6.0, 2.0e3, 4.0, n_modes // 2, bending=("z", "y"),
+                           damping_ratio=damping_ratio)
+    else:
+        modes = fe_beam(nodes, 6.0, 2.0e3, 4.0, n_modes // 2, bending=("z", "y"),
+                        geometric_stiffening=geometric_stiffening)
+    q, u, bodies = list(x) + list(a), list(v) + list(w), [hub]
     kd = [x[i].diff() - v[i] for i in range(3)] + \
         list(sm.Matrix([ai.diff() for ai in a]) - _euler_rates(a, w))
     for label, sign in (("p", 1), ("m", -1)):
@@ -125,7 +132,8 @@ def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0) -> Model:
         Po = Ho.locatenew(f"P{label}o", sign * side / 2 * H.y)
         Po.v2pt_theory(Ho, N, H)
         eta, zeta = _beam_states(n_modes, label)
-        panel = FlexibleBody(f"panel_{label}", P, Po, modes, eta, zeta)
+        panel = FlexibleBody(f"panel_{label}", P, Po, modes, eta, zeta,
+                             geometric_stiffening=geometric_stiffening)
         bodies.append(panel)
         q += list(eta)
         u += list(zeta)
