@@ -100,8 +100,8 @@ def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0, nodes: int | None =
     hub's z axis. States: the hub's position x0:3 and body-fixed XYZ angles a0:3, the
     panels' modal coordinates; speeds the hub's velocity in N, its angular velocity in
     its own frame, the modal speeds. Outputs: ``energy`` (kinetic plus elastic),
-    ``angular_momentum`` (about N's origin, in N) and ``linear_momentum`` (in N), from
-    the generalized momenta of the kinetic energy the equations are Lagrange's of.
+    ``angular_momentum`` (about N's origin, in N) and ``linear_momentum`` (in N), those
+    of the panels from the kinetic energy the equations are Lagrange's of.
     ``nodes``: the panels as FE-style node data (:func:`~codegen.flexible.fe_beam`,
     that many nodes, no damping) instead of analytic beams."""
     if not (isinstance(n_modes, int) and n_modes >= 2 and n_modes % 2 == 0):
@@ -113,7 +113,8 @@ def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0, nodes: int | None =
     H = N.orientnew("H", "Body", a, "XYZ")
     H.set_ang_vel(N, w[0] * H.x + w[1] * H.y + w[2] * H.z)
     Ho = me.Point("Ho")
-    Ho.set_pos(me.Point("No"), x[0] * N.x + x[1] * N.y + x[2] * N.z)
+    No = me.Point("No")
+    Ho.set_pos(No, x[0] * N.x + x[1] * N.y + x[2] * N.z)
     Ho.set_vel(N, v[0] * N.x + v[1] * N.y + v[2] * N.z)
     m_hub, side = 500.0, 2.0
     Ih = m_hub * side**2 / 6
@@ -139,21 +140,17 @@ def spacecraft(n_modes: int = 4, damping_ratio: float = 0.0, nodes: int | None =
         u += list(zeta)
         kd += panel.kd_eqs()
     Tz = me.dynamicsymbols("T")
-    T_kin = sum(b.kinetic_energy(N) for b in bodies)
     V = sum(b.elastic_energy() for b in bodies[1:])
-    # generalized momenta: dT/dv is the linear momentum (N), dT/dw the angular momentum
-    # about Ho in H's components
-    p_v = sm.Matrix([T_kin.diff(s) for s in v])
-    p_w = (sum((T_kin.diff(s) * e for s, e in zip(w, (H.x, H.y, H.z))), me.Vector(0))
-           ).to_matrix(N)
-    r = sm.Matrix(x)
     return Model(
         name="spacecraft", frame=N, q_ind=q, u_ind=u, kd_eqs=kd, bodies=bodies,
         loads=[(H, Tz * H.z)], specifieds=[Tz], doc=spacecraft.__doc__,
         parameter_values={}, initial_state=[0.0] * len(q + u), stiff=True,
         conservative=damping_ratio == 0, potential_energy=V,
-        outputs=dict(energy=T_kin + V, linear_momentum=p_v,
-                     angular_momentum=p_w + r.cross(p_v)))
+        outputs=dict(energy=sum(b.kinetic_energy(N) for b in bodies) + V,
+                     linear_momentum=sum((b.linear_momentum(N) for b in bodies),
+                                         me.Vector(0)).to_matrix(N),
+                     angular_momentum=sum((b.angular_momentum(No, N) for b in bodies),
+                                          me.Vector(0)).to_matrix(N)))
 
 
 def flexible_arm(n_modes: int = 2) -> Model:

@@ -108,6 +108,7 @@ class FlexibleBody:
             raise TypeError(f"the gravity of flexible body {name!r} is {gravity!r}, not a Vector")
         self.gravity = gravity
         self._points = {}
+        self._momenta_cache = {}
 
     def __repr__(self):
         return f"FlexibleBody({self.name!r}, {self.n} modes)"
@@ -140,16 +141,49 @@ class FlexibleBody:
         symbols, and gravity in B components (or None)."""
         return body_terms(self.invariants, w, eta, etad, gravity)
 
+    def _momenta(self, N: ReferenceFrame):
+        """(V, M_b V, the map to the motion) on plain symbols, V = [v_O; w; eta'] in B:
+        T = 1/2 V^T M_b V, and M_b V holds the linear momentum, the angular momentum
+        about O (both in B) and the modal momenta. Plain symbols, sums written out, the
+        motion put in last: functions of time and SymPy's matrix product cost ten times
+        more. Once per frame N."""
+        if N not in self._momenta_cache:
+            B, t = self.frame, dynamicsymbols._t
+            v = [self.origin.vel(N).dot(e) for e in (B.x, B.y, B.z)]
+            w = [B.ang_vel_in(N).dot(e) for e in (B.x, B.y, B.z)]
+            etad = [q.diff(t) for q in self.q]
+            V = [sm.Dummy(f"V{i}") for i in range(6 + self.n)]
+            eta = [sm.Dummy(f"eta{k}") for k in range(self.n)]
+            M = self.terms(V[3:6], eta, V[6:]).M
+            MV = [sm.Add(*[M[i, j] * V[j] for j in range(len(V)) if M[i, j] != 0])
+                  for i in range(len(V))]
+            back = dict(zip(V + eta, v + w + etad + list(self.q)))
+            self._momenta_cache[N] = (V, MV, back)
+        return self._momenta_cache[N]
+
     def kinetic_energy(self, N: ReferenceFrame):
         """1/2 V^T M_b V with V = [v_O; w; eta'] in B (SymPy's name and signature): the
         kinetic energy to the second order the body's terms keep, whose Lagrange
         equations they are. Functions of time, like Particle.kinetic_energy."""
-        B, t = self.frame, dynamicsymbols._t
-        v = [self.origin.vel(N).dot(e) for e in (B.x, B.y, B.z)]
-        w = [B.ang_vel_in(N).dot(e) for e in (B.x, B.y, B.z)]
-        etad = [q.diff(t) for q in self.q]
-        V = sm.Matrix(v + w + etad)
-        return (V.T * self.terms(w, self.q, etad).M * V)[0] / 2
+        V, MV, back = self._momenta(N)
+        # unevaluated products: SymPy's Mul would ask assumptions of each long sum
+        T = sm.Add(*[sm.Mul(a, b, evaluate=False) for a, b in zip(V, MV) if b != 0])
+        return sm.Mul(sm.S.Half, T, evaluate=False).xreplace(back)
+
+    def linear_momentum(self, N: ReferenceFrame) -> Vector:
+        """int v dm in N (SymPy's name and signature), dT/dv_O."""
+        B = self.frame
+        _, MV, back = self._momenta(N)
+        return sum((MV[i].xreplace(back) * e for i, e in enumerate((B.x, B.y, B.z))), Vector(0))
+
+    def angular_momentum(self, point: Point, N: ReferenceFrame) -> Vector:
+        """int (r_P - r_point) x v_P dm in N (SymPy's name and signature): dT/dw about
+        the origin, moved to ``point``; with the kinetic energy's truncation, so that it
+        is conserved exactly where the equations conserve it."""
+        B = self.frame
+        _, MV, back = self._momenta(N)
+        h = sum((MV[3 + i].xreplace(back) * e for i, e in enumerate((B.x, B.y, B.z))), Vector(0))
+        return h + self.origin.pos_from(point).cross(self.linear_momentum(N))
 
     def elastic_energy(self):
         """1/2 eta^T K eta in the body's coordinates."""
