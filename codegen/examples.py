@@ -12,10 +12,10 @@ import math
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from .examples_flexible import flexible_arm, rotating_beam, spacecraft, spin_up_beam
+from .examples_flexible import flexible_arm, hub_angle, rotating_beam, spacecraft, spin_up_beam
 from .model import Model
 
-__all__ = ["Model", "spin_up_beam", "rotating_beam", "spacecraft", "flexible_arm",
+__all__ = ["Model", "spin_up_beam", "hub_angle", "rotating_beam", "spacecraft", "flexible_arm",
            "dumbbell", "rolling_disk", "rolling_disk_contact",
            "n_pendulum_on_cart", "spatial_chain", "humanoid", "HUMANOID_LIMBS", "chaplygin_sleigh",
            "offset_pendulum", "four_bar", "slider_crank", "cartesian_pendulum", "spring_damper", "stiff_pendulum",
