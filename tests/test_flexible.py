@@ -14,7 +14,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
-from codegen.flexible import FlexibleBody, beam_modes, fe_modes
+from codegen.flexible import FlexibleBody, beam_modes, beams, fe_modes
 from codegen.flexible.invariants import invariants
 from codegen.flexible.terms import body_terms
 from flexible_oracle import PointOracle
@@ -44,37 +44,10 @@ def _terms_fn(inv):
 
 def fe_beam(nodes: int, L=10.0, EI=14.0, rho_A=1.2, modes=3, bending=("y", "z"),
             rotary_inertia=None):
-    """A cantilever as FE programs export it: Hermite beam elements, lumped node
-    masses, modes from numpy with the rotations condensed out."""
-    ne = nodes - 1
-    h = L / ne
-    k = EI / h**3 * np.array([[12, 6 * h, -12, 6 * h], [6 * h, 4 * h * h, -6 * h, 2 * h * h],
-                              [-12, -6 * h, 12, -6 * h], [6 * h, 2 * h * h, -6 * h, 4 * h * h]])
-    K = np.zeros((2 * nodes, 2 * nodes))
-    for e in range(ne):
-        K[2 * e:2 * e + 4, 2 * e:2 * e + 4] += k
-    free = np.arange(2, 2 * nodes)                      # clamp node 0
-    K = K[np.ix_(free, free)]
-    t, r = np.arange(0, K.shape[0], 2), np.arange(1, K.shape[0], 2)
-    Krr_inv_Krt = np.linalg.solve(K[np.ix_(r, r)], K[np.ix_(r, t)])
-    Kc = K[np.ix_(t, t)] - K[np.ix_(t, r)] @ Krr_inv_Krt
-    m = np.full(nodes, rho_A * h)
-    m[0] = m[-1] = rho_A * h / 2
-    lam, V = np.linalg.eigh(Kc / np.sqrt(np.outer(m[1:], m[1:])))
-    V = V[:, :modes] / np.sqrt(m[1:])[:, None] * math.sqrt(rho_A * L)   # modal mass rho_A L
-    rot = -Krr_inv_Krt @ V
-    nb = len(bending)
-    shapes = np.zeros((nodes, 6, nb * modes))
-    for i, d in enumerate(bending):
-        a = "xyz".index(d)
-        cols = slice(i * modes, (i + 1) * modes)
-        shapes[1:, a, cols] = V
-        # slope v' = theta_z for y bending, w' = -theta_y for z bending
-        shapes[1:, 5 if d == "y" else 4, cols] = rot if d == "y" else -rot
-    Km = np.kron(np.eye(nb), V.T @ Kc @ V)
-    pos = np.zeros((nodes, 3))
-    pos[:, 0] = np.linspace(0, L, nodes)
-    return fe_modes(pos, m, shapes, Km, rotary_inertia=rotary_inertia)
+    """A cantilever as FE programs export it (codegen.flexible.fe_beam: Hermite beam
+    elements, lumped node masses, modes from numpy with the rotations condensed out)."""
+    return beams.fe_beam(nodes, L, EI, rho_A, modes, bending=bending,
+                         rotary_inertia=rotary_inertia)
 
 
 # ---- mode data ----------------------------------------------------------------

@@ -15,6 +15,7 @@ import sympy.physics.mechanics as me
 from scipy.optimize import brentq
 
 from codegen import GibbsAppellMethod, examples as ex, generate
+from codegen.examples_flexible import _euler_rates
 from codegen.flexible import FlexibleBody, fe_modes
 
 _t = me.dynamicsymbols._t
@@ -81,13 +82,6 @@ def _hub_and_panel(flexible: bool, modes, D):
     q = list(x) + list(a) + [qj] + list(eta)
     u = list(v) + list(w) + [uj] + list(zeta)
     return N, q, u, kd, bodies, loads, list(T) + list(F)
-
-
-def _euler_rates(a, wH):
-    """Body-fixed XYZ angle rates from the angular velocity in the body frame."""
-    c1, s1, c2, s2 = sm.cos(a[1]), sm.sin(a[1]), sm.cos(a[2]), sm.sin(a[2])
-    E = sm.Matrix([[c2 / c1, -s2 / c1, 0], [s2, c2, 0], [-s1 * c2 / c1, s1 * s2 / c1, 1]])
-    return E * wH
 
 
 def _node_data(seed=1, nodes=5, n=2):
