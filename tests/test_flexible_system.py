@@ -312,3 +312,36 @@ def test_bad_flexible_input_in_the_model():
     with pytest.raises(ValueError, match="not positive definite"):
         fe_modes(modes.position, modes.mass, np.ones((5, 3, 2)), np.eye(2),
                  geometric_stiffening=False)
+
+
+def test_system_and_the_symbolic_linearize():
+    """SymPy's System takes a FlexibleBody (eom_method=GibbsAppellMethod) and gives the
+    matrices GibbsAppellMethod gives directly; GibbsAppellMethod.linearize of the
+    rotating beam gives the cantilever roots at rest and Wright's chordwise value."""
+    model = ex.flexible_arm(1)
+    system = me.System(model.frame, fixed_point=me.Point("O0"))
+    system.add_coordinates(*model.q_ind)
+    system.add_speeds(*model.u_ind)
+    system.add_kdes(*model.kd_eqs)
+    system.add_bodies(*model.bodies)
+    system.add_loads(*model.loads)
+    system.form_eoms(eom_method=GibbsAppellMethod)
+    ga = GibbsAppellMethod(**model.kwargs)
+    ga.kanes_equations(model.bodies, model.loads)
+    args = model.q_ind + model.u_ind + model.specifieds + model.constants
+    values = np.random.default_rng(2).normal(size=len(args))
+    for a, b in ((system.mass_matrix_full, ga.mass_matrix_full),
+                 (system.forcing_full, ga.forcing_full)):
+        a, b = (np.array(sm.lambdify([args], m)(values), float) for m in (a, b))
+        assert np.abs(a - b).max() < 1e-12 * np.abs(b).max()
+    beam = ex.rotating_beam(2, out_of_plane=False)
+    ga = GibbsAppellMethod(**beam.kwargs)
+    ga.kanes_equations(beam.bodies, beam.loads)
+    A, _, _ = ga.linearize(op_point=dict.fromkeys(list(ga.q) + list(ga.u), 0), A_and_B=True)
+    L, EI, rho_A, Omega = beam.constants
+    f = sm.lambdify([Omega], A.subs({L: 1.0, EI: 1.0, rho_A: 1.0}))
+    roots = [brentq(lambda b: np.cos(b) * np.cosh(b) + 1, a, a + 1.5) for a in (1.0, 4.0)]
+    w0 = np.sort(np.abs(np.linalg.eigvals(np.array(f(0.0), float)).imag))[::2]
+    assert np.allclose(np.sqrt(w0), roots, rtol=1e-6)
+    w2 = np.sort(np.abs(np.linalg.eigvals(np.array(f(2.0), float)).imag))[::2]
+    assert w2[0] == pytest.approx(math.sqrt(WRIGHT[2]**2 - 4), rel=1e-3)

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 import sympy as sm
+from sympy.physics.mechanics.body_base import BodyBase
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .invariants import Invariants, beam_invariants, invariants
@@ -35,7 +36,7 @@ def _symbols(what: str, values, n: int) -> list:
     return values
 
 
-class FlexibleBody:
+class FlexibleBody(BodyBase):
     """A body deforming by assumed modes in its floating frame of reference.
 
     Parameters
@@ -80,7 +81,12 @@ class FlexibleBody:
         if not isinstance(modes, Modes):
             raise TypeError(f"the modes of flexible body {name!r} must be Modes "
                             f"(beam_modes or fe_modes), got {type(modes).__name__}")
-        self.name, self.frame, self.origin, self.modes = str(name), frame, origin, modes
+        if not isinstance(name, str):
+            raise TypeError(f"the name of a flexible body must be a str, got {name!r}")
+        # SymPy's BodyBase (so that System takes it): its name and its point, here the
+        # frame's origin (the deformed mass centre moves with eta: see first_moment)
+        self._name, self._masscenter, self._potential_energy = name, origin, 0
+        self.frame, self.origin, self.modes = frame, origin, modes
         n = modes.n
         self.q = _symbols("modal coordinates", q, n)
         self.u = _symbols("modal speeds", u, n)
@@ -109,6 +115,10 @@ class FlexibleBody:
         self.gravity = gravity
         self._points = {}
         self._momenta_cache = {}
+
+    def parallel_axis(self, point, frame=None):
+        raise NotImplementedError(f"flexible body {self.name!r}: its inertia changes with its "
+                                  f"deformation; use kinetic_energy or angular_momentum")
 
     def __repr__(self):
         return f"FlexibleBody({self.name!r}, {self.n} modes)"
