@@ -84,7 +84,7 @@ def _hub_and_panel(flexible: bool, modes, D):
     return N, q, u, kd, bodies, loads, list(T) + list(F)
 
 
-def _node_data(seed=1, nodes=5, n=2):
+def _node_data(seed=1, nodes=3, n=2):
     rng = np.random.default_rng(seed)
     pos = rng.normal(size=(nodes, 3))
     shapes = rng.normal(size=(nodes, 3, n)) * 0.5
@@ -310,7 +310,7 @@ def test_bad_flexible_input_in_the_model():
             FlexibleBody("panel", P, Po, modes, eta, zeta, stiffness=K,
                          geometric_stiffening=False)
     with pytest.raises(ValueError, match="not positive definite"):
-        fe_modes(modes.position, modes.mass, np.ones((5, 3, 2)), np.eye(2),
+        fe_modes(modes.position, modes.mass, np.ones((3, 3, 2)), np.eye(2),
                  geometric_stiffening=False)
 
 
