@@ -78,11 +78,19 @@ def check_defined(program: Program, what: str) -> None:
     the function (an internal error: the C would name an undeclared variable)."""
     read = {i.name for i in program.inputs} | {"t"}
     defined = {o for o, n in program.names.items() if n in read}
-    kinds = (sm.Derivative, sm.core.function.AppliedUndef)
+    kinds = (sm.Symbol, sm.Derivative, sm.core.function.AppliedUndef)
 
     def check(expr, where):
-        expr = sm.sympify(expr)
-        missing = [a for a in expr.free_symbols | expr.atoms(*kinds) if a not in defined]
+        # a defined s'' (an input) holds s(t) among its arguments: not a use of s(t)
+        missing, stack = set(), [sm.sympify(expr)]
+        while stack:
+            node = stack.pop()
+            if node in defined:
+                continue
+            if isinstance(node, kinds):
+                missing.add(node)
+            else:
+                stack.extend(node.args)
         if missing:
             raise ValueError(f"internal error: the {what} program uses {sorted(map(str, missing))}"
                              f" in {where}, which it does not define (please report it)")
