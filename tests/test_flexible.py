@@ -371,15 +371,23 @@ def test_compiled_spin_up_against_exudyn(exudyn_reference, spin_up_modules, omeg
     peak = np.abs(exact).max()
     model, mod = spin_up_modules["exact"]
     p = mod.parameters(dict(model.parameter_values, Omega=omega))
+    ds = {}
     for method in ("bdf", "rosw"):
         run = mod.simulate((0, 20.0), model.initial_state, p, method=method, rtol=1e-8,
                            atol=1e-10, t_eval=t)
         assert run.success, run.message
-        d = run.outputs["tip_deflection"]
+        d = ds[method] = run.outputs["tip_deflection"]
         assert np.abs(d - exact).max() < 0.02 * peak
         # foreshortening: second order, positive, small against the deflection
         fs = run.outputs["tip_foreshortening"]
         assert fs.min() > -1e-12 and fs.max() < peak
+    # a batch over both spin rates in C: each run equals its own simulate
+    P = np.array([mod.parameters(dict(model.parameter_values, Omega=w)) for w in (4.0, 10.0)])
+    batch = mod.simulate_batch((0, 20.0), np.zeros((2, mod.nx)), P, method="bdf", rtol=1e-8,
+                               atol=1e-10, t_eval=t)
+    row = [4.0, 10.0].index(omega)
+    assert batch[2][row] == 0
+    assert np.abs(batch.outputs["tip_deflection"][row] - ds["bdf"]).max() < 1e-9 * peak
     model, lin = spin_up_modules["linear"]
     run = lin.simulate((0, 15.0), model.initial_state, p, method="bdf", rtol=1e-6, atol=1e-8,
                        t_eval=t[t <= 15.0])
