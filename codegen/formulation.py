@@ -38,6 +38,8 @@ import sympy as sm
 from sympy.physics.mechanics import Particle, RigidBody
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
+from .flexible.body import FlexibleBody
+from .flexible.share import Share, flexible_share
 from .kinematics import Kinematics
 from .motions import Motions, frames_of, is_rigid, simplest_frame
 from .program import operation_count
@@ -50,10 +52,13 @@ __all__ = ["GibbsAppell", "form", "check_bodies", "check_loads", "generalized_fo
 
 
 def check_bodies(bodies) -> list:
-    """The bodies, each a Particle or a RigidBody with a symmetric inertia dyadic."""
+    """The bodies, each a Particle, a RigidBody with a symmetric inertia dyadic or a
+    FlexibleBody (codegen.flexible)."""
     for b in bodies:
+        if isinstance(b, FlexibleBody):
+            continue
         if not isinstance(b, (Particle, RigidBody)):
-            raise TypeError(f"body {b!r} is neither a Particle nor a RigidBody")
+            raise TypeError(f"body {b!r} is neither a Particle, a RigidBody nor a FlexibleBody")
         if is_rigid(b):
             Imat = b.central_inertia.to_matrix(body_frame(b, None))
             diff = [Imat[i, j] - Imat[j, i] for i in range(3) for j in range(i)]
@@ -89,6 +94,8 @@ def varying_inertia_loads(bodies, N: ReferenceFrame) -> list:
     t = dynamicsymbols._t
     out = []
     for b in bodies:
+        if isinstance(b, FlexibleBody):       # its mass and invariants are constants
+            continue
         mdot = sm.sympify(b.mass).diff(t)
         if mdot != 0:
             out.append((b.masscenter, -mdot * b.masscenter.vel(N)))
@@ -328,21 +335,43 @@ def form(kin: Kinematics, N: ReferenceFrame, bodies, loads, relative: bool = Fal
     return _form(Motions(kin, N), bodies, loads)
 
 
+def flexible_share_of(fm: Motions, body: FlexibleBody) -> Share:
+    """A flexible body's share of M, dS/du'|0 and Q (codegen.flexible.share), from the
+    motions of its origin and frame in the frame's components."""
+    X, O = body.frame, body.origin
+    if not _has_velocity(O, fm.N):
+        raise ValueError(f"the origin {O} of flexible body {body.name!r} has no velocity "
+                         f"in {fm.N}: set it (set_vel, v2pt_theory) as for any body's point")
+    v, w = fm.point(O, X), fm.frame(X, X)
+    g = None if body.gravity is None else fm.components(body.gravity, X)
+    return flexible_share(body, fm.kin, (v.partials, v.value, v.rate0),
+                          (w.partials, w.value, w.rate0), g)
+
+
 def _form(fm: Motions, bodies, loads) -> GibbsAppell:
     kin = fm.kin
     n = len(kin.speeds)
     mm = [[{} for _ in range(n)] for _ in range(n)]   # upper triangle, see _accumulate
     res = [{} for _ in range(n)]                      # dS/du'_j at u' = 0
     terms, memo = [], {}
+    shares = [flexible_share_of(fm, b) for b in bodies if isinstance(b, FlexibleBody)]
     for body in bodies:
+        if isinstance(body, FlexibleBody):
+            continue
         b = _body_terms(fm, body)
         terms.append(b)
         _accumulate(b, mm, res, memo)
     Q = generalized_forces(fm, loads, n)
     upper = {(j, k): _collected_scalar(mm[j][k]) for j in range(n) for k in range(j, n)}
+    R = [_collected_vector(res[j]) for j in range(n)]
+    for s in shares:
+        for key, e in s.M.items():
+            upper[key] += e
+        R = [r + e for r, e in zip(R, s.R)]
+        Q = [q + e for q, e in zip(Q, s.Q)]
     upper = {key: pythagoras(e, memo) for key, e in upper.items()}
     M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
-    R = [pythagoras(_collected_vector(res[j]), memo) for j in range(n)]
+    R = [pythagoras(r, memo) for r in R]
     F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
     return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm,
                        intermediates=list(fm.items))

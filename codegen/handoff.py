@@ -24,6 +24,7 @@ import sympy as sm
 
 from .constraints import Prepared, project, resolve
 from .eom import Constraints, EquationsOfMotion, assemble, variable_name
+from .flexible.body import FlexibleBody
 from .formulation import GibbsAppell
 from .kinematics import Kinematics
 from .tree import tree_of_bodies
@@ -82,6 +83,9 @@ class Formed:
         for cause, reason in ((c.runtime is not None, "run-time constraints"),
                               (c.nh is not None, "nonholonomic constraints"),
                               (bool(self.kin.uas), "auxiliary speeds"),
+                              (any(isinstance(b, FlexibleBody) for b in self.bodies),
+                               "flexible bodies (the recursion takes particles and rigid "
+                               "bodies)"),
                               (recursive is False, "recursive=False")):
             if cause:
                 return None, reason

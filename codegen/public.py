@@ -31,9 +31,11 @@ from __future__ import annotations
 import sympy as sm
 from sympy.physics.vector import Point, ReferenceFrame, dynamicsymbols
 
+from .flexible.body import FlexibleBody
+from .flexible.share import flexible_share
 from .formulation import _collected_scalar, _tidy, pythagoras
 from .motions import is_rigid
-from .vec3 import cross, dot
+from .vec3 import add, cross, dot
 
 __all__ = ["PublicForm", "form_public"]
 
@@ -211,6 +213,9 @@ class PublicForm:
             return out
         parts = []
         for b in self.terms:
+            if 'share' in b:
+                parts.append(b['share'].gibbs_appell_function(ud))
+                continue
             a = accel(b['gamma'], b['a0'])
             parts.append(b['m'] * V.dot(a, a) / 2)
             if b['I'] is not None:
@@ -221,14 +226,38 @@ class PublicForm:
         return V.kin.to_plain(sm.Add(*parts), "S")
 
 
+def _flexible(V: _Vectors, body: FlexibleBody):
+    """A flexible body's share (codegen.flexible.share), its motions as stored rotated
+    into its frame's components."""
+    X = body.frame
+
+    def into(vec: dict) -> list:
+        out = [sm.S.Zero] * 3
+        for F, c in vec.items():
+            out = add(out, V.rotate(X, F, c))
+        return out
+
+    motions = []
+    for obj in (body.origin, X):
+        partials, value, rate = V.motion(obj)
+        motions.append(([into(g) for g in partials], into(value), into(rate)))
+    g = None if body.gravity is None else \
+        into(V.plain(body.gravity, f"the gravity of {body.name}", inputs=True))
+    return flexible_share(body, V.kin, *motions, g)
+
+
 def form_public(kin, N: ReferenceFrame, bodies, loads) -> PublicForm:
     """The public M, Q, R of the bodies and loads (see the module docstring)."""
     V = _Vectors(kin, N)
     n = len(kin.speeds)
     mm = [[{} for _ in range(n)] for _ in range(n)]
     res = [{} for _ in range(n)]
-    memo, terms = {}, []
+    memo, terms, shares = {}, [], []
     for body in bodies:
+        if isinstance(body, FlexibleBody):
+            shares.append(_flexible(V, body))
+            terms.append(dict(share=shares[-1]))
+            continue
         m = kin.to_plain(body.mass, f"the mass of {body}")
         G, _, a0 = V.motion(body.masscenter)
         nzv = [j for j in range(n) if G[j]]
@@ -278,6 +307,11 @@ def form_public(kin, N: ReferenceFrame, bodies, loads) -> PublicForm:
         return pythagoras(kin.to_plain(sm.Add(*out), "the equations"), memo)
     upper = {(j, k): pythagoras(_collected_scalar(mm[j][k]), memo)
              for j in range(n) for k in range(j, n)}
+    Qs, Rs = [collected(c) for c in Q], [collected(c) for c in res]
+    for s in shares:
+        for key, e in s.M.items():
+            upper[key] = pythagoras(upper[key] + e, memo)
+        Qs = [a + e for a, e in zip(Qs, s.Q)]
+        Rs = [a + e for a, e in zip(Rs, s.R)]
     M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
-    return PublicForm(M, sm.Matrix([collected(c) for c in Q]),
-                      sm.Matrix([collected(c) for c in res]), terms, V)
+    return PublicForm(M, sm.Matrix(Qs), sm.Matrix(Rs), terms, V)

@@ -128,5 +128,5 @@ def test_coordinate_not_a_function_of_time():
 def test_body_of_wrong_type():
     kw, (q, u, N, A, O, P) = pendulum()
     kw['bodies'] = [P]
-    with pytest.raises(TypeError, match="neither a Particle nor a RigidBody"):
+    with pytest.raises(TypeError, match="neither a Particle, a RigidBody nor a FlexibleBody"):
         GibbsAppellMethod(**kw).mass_matrix

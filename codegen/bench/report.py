@@ -77,6 +77,11 @@ SECTIONS = [
     ("Sweeps on Dask", "Runs per second on a LocalCluster against simulate_batch on the same "
      "cores.",
      ["codegen.bench.sweep"]),
+    ("Flexible bodies", "The spacecraft and the spin-up against Exudyn's reduced-order "
+     "floating frame (ObjectFFRFreducedOrder) on the same node data, results checked equal "
+     "first; RHS per call from each tool's own RK4 loop; the 2 x 8-mode spacecraft's build "
+     "time.",
+     ["codegen.bench.flexible", "--rounds", "5"]),
 ]
 
 

@@ -27,9 +27,9 @@ import math
 
 import numpy as np
 
-from .modes import Modes
+from .modes import Modes, fe_modes
 
-__all__ = ["beam_modes", "beam_roots"]
+__all__ = ["beam_modes", "beam_roots", "fe_beam"]
 
 _KINDS = ("cantilever", "free-free", "polynomial")
 
@@ -231,3 +231,47 @@ def _modal(K, M):
     Li = np.linalg.inv(Lc)
     lam, W = np.linalg.eigh(Li @ K @ Li.T)
     return lam, Li.T @ W
+
+
+def fe_beam(nodes: int, L: float, EI: float, rho_A: float, n_modes: int, bending=("y",),
+            rotary_inertia=None, geometric_stiffening: bool = True) -> Modes:
+    """A cantilever as an FE program exports it, for :func:`~codegen.flexible.fe_modes`:
+    ``nodes`` equally spaced nodes from the clamped root (node 0) along x, Hermite beam
+    elements, lumped node masses (half at the ends), and the lowest ``n_modes`` modes
+    per bending direction computed with numpy from the element stiffness, with the
+    rotations condensed out (Guyan) and kept as the nodes' rotation DOFs (so the
+    foreshortening can be built from the slopes). Modal mass rho_A L per mode."""
+    if not (isinstance(nodes, int) and nodes >= 3):
+        raise ValueError(f"an FE beam needs at least 3 nodes, got {nodes!r}")
+    if not (isinstance(n_modes, int) and 1 <= n_modes <= nodes - 1):
+        raise ValueError(f"n_modes must be 1 .. {nodes - 1} for {nodes} nodes, got {n_modes!r}")
+    ne = nodes - 1
+    h = L / ne
+    k = EI / h**3 * np.array([[12, 6 * h, -12, 6 * h], [6 * h, 4 * h * h, -6 * h, 2 * h * h],
+                              [-12, -6 * h, 12, -6 * h], [6 * h, 2 * h * h, -6 * h, 4 * h * h]])
+    K = np.zeros((2 * nodes, 2 * nodes))
+    for e in range(ne):
+        K[2 * e:2 * e + 4, 2 * e:2 * e + 4] += k
+    K = K[2:, 2:]                                       # clamp node 0
+    t, r = np.arange(0, K.shape[0], 2), np.arange(1, K.shape[0], 2)
+    Krr_inv_Krt = np.linalg.solve(K[np.ix_(r, r)], K[np.ix_(r, t)])
+    Kc = K[np.ix_(t, t)] - K[np.ix_(t, r)] @ Krr_inv_Krt
+    m = np.full(nodes, rho_A * h)
+    m[0] = m[-1] = rho_A * h / 2
+    _, V = np.linalg.eigh(Kc / np.sqrt(np.outer(m[1:], m[1:])))
+    V = V[:, :n_modes] / np.sqrt(m[1:])[:, None] * math.sqrt(rho_A * L)
+    V = V * np.sign(V[-1])                              # tip displacement positive
+    rot = -Krr_inv_Krt @ V
+    bending = tuple(bending)
+    shapes = np.zeros((nodes, 6, len(bending) * n_modes))
+    for i, d in enumerate(bending):
+        cols = slice(i * n_modes, (i + 1) * n_modes)
+        shapes[1:, "xyz".index(d), cols] = V
+        # slope v' = theta_z for y bending, w' = -theta_y for z bending
+        shapes[1:, 5 if d == "y" else 4, cols] = rot if d == "y" else -rot
+    Km = np.kron(np.eye(len(bending)), V.T @ Kc @ V)
+    pos = np.zeros((nodes, 3))
+    pos[:, 0] = np.linspace(0, L, nodes)
+    names = [f"{d}{k + 1}" for d in bending for k in range(n_modes)]
+    return fe_modes(pos, m, shapes, (Km + Km.T) / 2, rotary_inertia=rotary_inertia,
+                    names=names, geometric_stiffening=geometric_stiffening)

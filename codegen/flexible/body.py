@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 import sympy as sm
+from sympy.physics.mechanics.body_base import BodyBase
 from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 
 from .invariants import Invariants, beam_invariants, invariants
@@ -35,7 +36,7 @@ def _symbols(what: str, values, n: int) -> list:
     return values
 
 
-class FlexibleBody:
+class FlexibleBody(BodyBase):
     """A body deforming by assumed modes in its floating frame of reference.
 
     Parameters
@@ -80,7 +81,12 @@ class FlexibleBody:
         if not isinstance(modes, Modes):
             raise TypeError(f"the modes of flexible body {name!r} must be Modes "
                             f"(beam_modes or fe_modes), got {type(modes).__name__}")
-        self.name, self.frame, self.origin, self.modes = str(name), frame, origin, modes
+        if not isinstance(name, str):
+            raise TypeError(f"the name of a flexible body must be a str, got {name!r}")
+        # SymPy's BodyBase (so that System takes it): its name and its point, here the
+        # frame's origin (the deformed mass centre moves with eta: see first_moment)
+        self._name, self._masscenter, self._potential_energy = name, origin, 0
+        self.frame, self.origin, self.modes = frame, origin, modes
         n = modes.n
         self.q = _symbols("modal coordinates", q, n)
         self.u = _symbols("modal speeds", u, n)
@@ -108,6 +114,11 @@ class FlexibleBody:
             raise TypeError(f"the gravity of flexible body {name!r} is {gravity!r}, not a Vector")
         self.gravity = gravity
         self._points = {}
+        self._momenta_cache = {}
+
+    def parallel_axis(self, point, frame=None):
+        raise NotImplementedError(f"flexible body {self.name!r}: its inertia changes with its "
+                                  f"deformation; use kinetic_energy or angular_momentum")
 
     def __repr__(self):
         return f"FlexibleBody({self.name!r}, {self.n} modes)"
@@ -140,11 +151,85 @@ class FlexibleBody:
         symbols, and gravity in B components (or None)."""
         return body_terms(self.invariants, w, eta, etad, gravity)
 
+    def _momenta(self, N: ReferenceFrame):
+        """(V, M_b V, the map to the motion) on plain symbols, V = [v_O; w; eta'] in B:
+        T = 1/2 V^T M_b V, and M_b V holds the linear momentum, the angular momentum
+        about O (both in B) and the modal momenta. Plain symbols, sums written out, the
+        motion put in last: functions of time and SymPy's matrix product cost ten times
+        more. Once per frame N."""
+        if N not in self._momenta_cache:
+            B, t = self.frame, dynamicsymbols._t
+            v = [self.origin.vel(N).dot(e) for e in (B.x, B.y, B.z)]
+            w = [B.ang_vel_in(N).dot(e) for e in (B.x, B.y, B.z)]
+            etad = [q.diff(t) for q in self.q]
+            V = [sm.Dummy(f"V{i}") for i in range(6 + self.n)]
+            eta = [sm.Dummy(f"eta{k}") for k in range(self.n)]
+            M = self.terms(V[3:6], eta, V[6:]).M
+            MV = [sm.Add(*[M[i, j] * V[j] for j in range(len(V)) if M[i, j] != 0])
+                  for i in range(len(V))]
+            back = dict(zip(V + eta, v + w + etad + list(self.q)))
+            self._momenta_cache[N] = (V, MV, back)
+        return self._momenta_cache[N]
+
+    def kinetic_energy(self, N: ReferenceFrame):
+        """1/2 V^T M_b V with V = [v_O; w; eta'] in B (SymPy's name and signature): the
+        kinetic energy to the second order the body's terms keep, whose Lagrange
+        equations they are. Functions of time, like Particle.kinetic_energy."""
+        V, MV, back = self._momenta(N)
+        # unevaluated products: SymPy's Mul would ask assumptions of each long sum
+        T = sm.Add(*[sm.Mul(a, b, evaluate=False) for a, b in zip(V, MV) if b != 0])
+        return sm.Mul(sm.S.Half, T, evaluate=False).xreplace(back)
+
+    def linear_momentum(self, N: ReferenceFrame) -> Vector:
+        """int v dm in N (SymPy's name and signature), dT/dv_O."""
+        B = self.frame
+        _, MV, back = self._momenta(N)
+        return sum((MV[i].xreplace(back) * e for i, e in enumerate((B.x, B.y, B.z))), Vector(0))
+
+    def angular_momentum(self, point: Point, N: ReferenceFrame) -> Vector:
+        """int (r_P - r_point) x v_P dm in N (SymPy's name and signature): dT/dw about
+        the origin, moved to ``point``; with the kinetic energy's truncation, so that it
+        is conserved exactly where the equations conserve it."""
+        B = self.frame
+        _, MV, back = self._momenta(N)
+        h = sum((MV[3 + i].xreplace(back) * e for i, e in enumerate((B.x, B.y, B.z))), Vector(0))
+        return h + self.origin.pos_from(point).cross(self.linear_momentum(N))
+
     def elastic_energy(self):
         """1/2 eta^T K eta in the body's coordinates."""
         K = self.invariants.stiffness
         return sm.Add(*[coefficient(K[k, l]) * self.q[k] * self.q[l] / 2
                         for k in range(self.n) for l in range(self.n) if K[k, l] != 0])
+
+    def first_moment(self) -> Vector:
+        """int p dm from the origin, in B, to the second order the terms keep
+        (s0 + S1 eta - 1/2 (eta^T Gbar eta) e): the mass centre times the mass, for the
+        potential of gravity, -g . (m r_O + first_moment())."""
+        inv, q, n = self.invariants, self.q, self.n
+        comps = [coefficient(inv.s0[a]) + sm.Add(*[coefficient(inv.S1[a, k]) * q[k]
+                                                   for k in range(n) if inv.S1[a, k] != 0])
+                 for a in range(3)]
+        quad = sm.Add(*[coefficient(inv.Gbar[k, l]) * q[k] * q[l] for k in range(n)
+                        for l in range(n) if inv.Gbar[k, l] != 0]) / 2
+        comps = [c - quad * float(e) for c, e in zip(comps, inv.axis)]
+        B = self.frame
+        return comps[0] * B.x + comps[1] * B.y + comps[2] * B.z
+
+    def deformation_event(self, limit: float = 0.1) -> dict:
+        """{"<name>_deformation": g}: an event function for ``generate(events=...)`` that
+        falls through zero when the body's RMS deflection, sqrt(eta^T C eta / m) with
+        C = int Phi^T Phi dm, exceeds ``limit`` times its RMS distance from the origin,
+        sqrt(int |r|^2 dm / m): where the small-deformation model stops being
+        meaningful. Make it terminal in ``simulate(events=...)`` to end such a run."""
+        if not (isinstance(limit, (int, float)) and 0 < limit < 1):
+            raise ValueError(f"the deformation limit of flexible body {self.name!r} must be "
+                             f"a number in (0, 1), got {limit!r}")
+        inv, q, n = self.invariants, self.q, self.n
+        C = sum(inv.C2[a, a] for a in range(3))
+        size2 = sum(inv.Irr[a, a] for a in range(3))
+        quad = sm.Add(*[coefficient(C[k, l]) * q[k] * q[l] for k in range(n) for l in range(n)
+                        if C[k, l] != 0])
+        return {f"{self.name}_deformation": coefficient(limit**2) * coefficient(size2) - quad}
 
     def _length_scale(self):
         """L over the mode data's length (1 without constants)."""
