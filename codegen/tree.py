@@ -134,13 +134,13 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
     is taken off the body's bias wrench, so that it costs O(1) and not a
     dot product with every partial velocity; the other loads make Q.
     motions: the formulation's codegen.motions.Motions; why: see tree_of."""
-    kin, N = motions.kin, motions.N
+    kin = motions.kin
     p = len(kin.speeds)
     data, places = [], []
     try:
         for body in bodies:
             P = body.masscenter
-            X = body.frame if is_rigid(body) else N
+            X = body.frame if is_rigid(body) else motions.particle_frame(P)
             v = motions.point(P, X)
             m = kin.to_plain(body.mass, f"the mass of {body}")
             G = [[sm.S.Zero] * p for _ in range(3)] + [[v.partials[j][i] for j in range(p)]
