@@ -42,7 +42,12 @@ class _Node:
 
 
 def _neg(x):
-    return sm.Mul(sm.S.NegativeOne, x)
+    """-x, a product's coefficient negated in place (-3*y, not -(3*y))."""
+    if x.is_Mul and x.args[0].is_Number:
+        c = -x.args[0]
+        return sm.Mul(*x.args[1:], evaluate=False) if c == 1 and len(x.args) > 2 else \
+            x.args[1] if c == 1 else sm.Mul(c, *x.args[1:], evaluate=False)
+    return sm.Mul(sm.S.NegativeOne, x, evaluate=False)
 
 
 def _inv(x):
@@ -92,7 +97,18 @@ def _graph(exprs):
     return views, uses, order
 
 
-def _candidates(views, order):
+class _Numbers(dict):
+    """node -> whether it is a number (sqrt(3)/2 too), each node asked once: SymPy's
+    is_number walks the whole expression every time."""
+
+    def __missing__(self, e):
+        value = self[e] = bool(e.is_Number or e.is_NumberSymbol
+                               or (e.args and not isinstance(e, (AppliedUndef, sm.Derivative))
+                                   and not e.is_Symbol and all(self[a] for a in e.args)))
+        return value
+
+
+def _candidates(views, order, number):
     """{node: its arguments that other products (sums) share}, for products and sums of
     three or more arguments: at most PAIR_ARGUMENTS of them, the most shared first."""
     shared = {}
@@ -100,13 +116,13 @@ def _candidates(views, order):
         v = views[e]
         if v.func in (sm.Mul, sm.Add) and len(v.args) > 1:
             for a in v.args:
-                if not a.is_number:
+                if not number[a]:
                     shared[v.func, a] = shared.get((v.func, a), 0) + 1
     out = {}
     for e in order:
         v = views[e]
         if v.func in (sm.Mul, sm.Add) and len(v.args) > 2:
-            args = [a for a in v.args if not a.is_number and shared[v.func, a] > 1]
+            args = [a for a in v.args if not number[a] and shared[v.func, a] > 1]
             if len(args) > PAIR_ARGUMENTS:
                 args = sorted(args, key=lambda a: -shared[v.func, a])[:PAIR_ARGUMENTS]
             if len(args) > 1:
@@ -135,15 +151,15 @@ def _post_order(views, exprs) -> list:
     return order
 
 
-def _common_pairs(views, uses, order, exprs):
+def _common_pairs(views, uses, order, exprs, number):
     """Shared pairs of arguments of products and sums made nodes of their own, round
     after round (see the module docstring); views, uses and order updated in place."""
     while True:
-        candidates = _candidates(views, order)
+        candidates = _candidates(views, order, number)
         count = {}
         for e in order:          # a product (sum) of two is a pair already made
             v = views[e]
-            if v.func in (sm.Mul, sm.Add) and len(v.args) == 2 and not v.args[0].is_number:
+            if v.func in (sm.Mul, sm.Add) and len(v.args) == 2 and not number[v.args[0]]:
                 count[v.func, frozenset(v.args)] = 1
         for e, args in candidates.items():
             f = views[e].func
@@ -193,11 +209,22 @@ def cse(exprs, symbols):
     first use. symbols: an iterator of fresh symbols for the temporaries."""
     exprs = [sm.sympify(e) for e in exprs]
     views, uses, order = _graph(exprs)
-    _common_pairs(views, uses, order, exprs)
+    number = _Numbers()
+    _common_pairs(views, uses, order, exprs, number)
     built, temps = {}, []
     for e in order:
         v = views[e]
-        value = v.func(*[built.get(a, a) for a in v.args])
+        args = [built.get(a, a) for a in v.args]
+        if v.func in (sm.Add, sm.Mul):
+            if any(a.func is v.func for a in args):     # an inline pair: spliced
+                args = [b for a in args for b in (a.args if a.func is v.func else (a,))]
+            # unevaluated: the arguments are canonical already, and SymPy's flattening
+            # and sorting would cost most of the CSE's time; numbers go first, as in
+            # SymPy's own order, so that the C printer finds the coefficient
+            args.sort(key=lambda a: not number[a])
+            value = v.func(*args, evaluate=False)
+        else:
+            value = v.func(*args)
         if uses[e] > 1 and not _leaf(value):
             s = next(symbols)
             temps.append((s, value))

@@ -205,10 +205,10 @@ def _add_body(b, sums: SharedSums) -> None:
     Iflat = [c for row in I for c in row] if I is not None else [sm.S.Zero] * 9
     node, new = sums.node(keys, [m] + [m * c for c in acc] + Iflat + h + mrho)
     fresh = set(new)
-    for x, K1 in enumerate(keys):
-        for K2 in keys[x:]:
-            if K1 in fresh or K2 in fresh:
-                sums.add(("M", K1, K2), node)
+    for K1 in new:                      # the pairs with a new key: O(new x keys)
+        for K2 in keys:
+            if K2 not in fresh or K2[0] >= K1[0]:
+                sums.add(("M", K1, K2) if K1[0] <= K2[0] else ("M", K2, K1), node)
     for K in new:
         sums.add(("R", K), node)
 

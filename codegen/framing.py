@@ -128,6 +128,9 @@ class Probe:
 
     def number(self, expr) -> complex:
         """expr (plain or in SymPy's functions of time) at this point."""
+        value = self.memo.get(expr)
+        if value is not None:
+            return value
         if not self.memo:
             self._start()
         return evaluate(sm.sympify(expr), self.memo, self._value)

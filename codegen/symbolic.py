@@ -18,7 +18,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 __all__ = ["memo_xreplace", "dag_atoms", "numeric_probe", "generic_values", "vanishes",
-           "probe_matrix", "evaluate", "VANISH_TOL"]
+           "probe_matrix", "evaluate", "as_number", "VANISH_TOL"]
 
 #: |value| at or below this (times the size of its terms, for relative tests) is zero
 VANISH_TOL = 1e-9
@@ -161,7 +161,7 @@ def vanishes(exprs, numeric=generic_values, tol: float = VANISH_TOL,
     for k in range(2):
         values = iter(numeric(flat, k))
         for group in terms:
-            parts = [_number(next(values)) for _ in group]
+            parts = [as_number(next(values)) for _ in group]
             if None in parts:
                 return False
             scale = 1.0 + sum(abs(v) for v in parts) if relative else 1.0
@@ -170,7 +170,7 @@ def vanishes(exprs, numeric=generic_values, tol: float = VANISH_TOL,
     return True
 
 
-def _number(value):
+def as_number(value):
     """value (a Python or a SymPy number) as a complex, None if it is not a number."""
     if isinstance(value, (int, float, complex)):
         return complex(value)

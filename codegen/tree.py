@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from .formulation import generalized_forces
 from .motions import is_rigid
-from .symbolic import generic_values, vanishes
+from .symbolic import VANISH_TOL, as_number, generic_values, vanishes
 from .vec3 import add, cross, matvec
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "skew", "spatial_transform"]
@@ -103,13 +104,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         pk = parent[k]
         if pk != -1:
             R, r = transport(k, pk)
-            Xf = spatial_transform(R, r)
-            Gp = bodies[pk][0]
-            check = []
-            for j in nz[pk]:
-                carried = Xf * sm.Matrix([Gp[i][j] for i in range(6)])
-                check += [G[i][j] - carried[i] for i in range(6)]
-            if not vanishes(check, numeric):
+            if not _carried(G, bodies[pk][0], sorted(nz[pk]), R, r, numeric):
                 return no("a body does not carry its parent's motion rigidly")
         index[k] = len(nodes)
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
@@ -119,6 +114,31 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                               R=None if pk == -1 else [list(row) for row in R.tolist()],
                               r=None if pk == -1 else list(r)))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _carried(G, Gp, cols, R, r, numeric) -> bool:
+    """G = X Gp on the columns cols (the parent's speeds), X = [[R, 0], [-R r×, R]], at
+    two generic points (numeric: see codegen.symbolic.vanishes), in floats: the check is
+    O(n) numbers per body, where products of SymPy matrices would cost O(n) each."""
+    R = R.tolist() if isinstance(R, sm.MatrixBase) else R
+    exprs = [e for row in R for e in row] + list(r) \
+        + [Gp[i][j] for j in cols for i in range(6)] + [G[i][j] for j in cols for i in range(6)]
+    m = len(cols)
+    for point in (0, 1):
+        values = [as_number(v) for v in numeric(exprs, point)]
+        if None in values:
+            return False
+        v = np.array(values)
+        Rn, rn = v[:9].reshape(3, 3), v[9:12]
+        Gpn = v[12:12 + 6 * m].reshape(m, 6).T
+        Gn = v[12 + 6 * m:].reshape(m, 6).T
+        rx = np.array([[0, -rn[2], rn[1]], [rn[2], 0, -rn[0]], [-rn[1], rn[0], 0]])
+        X = np.zeros((6, 6), dtype=complex)
+        X[:3, :3] = X[3:, 3:] = Rn
+        X[3:, :3] = -Rn @ rx
+        if not np.all(np.abs(Gn - X @ Gpn) <= VANISH_TOL):     # nan: not carried
+            return False
+    return True
 
 
 def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) -> Tree | None:
