@@ -12,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -106,16 +107,17 @@ def compile_library(files: dict, c_sources: list, library: str, flags, target: P
         if len(c_sources) == 1:
             cmd = [cc, *flags, "-shared", "-fPIC", *include, "-o", out, *c_sources, "-lm"]
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
-        else:               # each file on its own core, then one link
+        else:               # the files side by side, one per core, then one link
             objects = [f"{Path(c).stem}.o" for c in c_sources]
-            jobs = [subprocess.Popen([cc, *flags, "-fPIC", *include, "-c", "-o", o, c], cwd=build,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                    for c, o in zip(c_sources, objects)]
-            results = [(job.args, *job.communicate(), job.returncode) for job in jobs]
-            failed_jobs = [r for r in results if r[3] != 0]
+            commands = [[cc, *flags, "-fPIC", *include, "-c", "-o", o, c]
+                        for c, o in zip(c_sources, objects)]
+            with ThreadPoolExecutor(max_workers=min(len(commands), os.cpu_count() or 1)) as pool:
+                results = list(pool.map(lambda cmd: subprocess.run(
+                    cmd, capture_output=True, text=True, cwd=build), commands))
+            failed_jobs = [r for r in results if r.returncode != 0]
             if failed_jobs:
-                cmd, stdout, stderr, _ = failed_jobs[0]
-                proc = subprocess.CompletedProcess(cmd, 1, stdout, stderr)
+                proc = failed_jobs[0]
+                cmd = proc.args
             else:
                 cmd = [cc, *flags, "-shared", "-o", out, *objects, "-lm"]
                 proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)

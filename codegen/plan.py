@@ -77,7 +77,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         programs["tree"] = tree
     elif solve is not None:
         programs["solve"] = solve
-    if jacobian is not False and c is None:
+    # by default, not even tried where the value program alone is ten times the limit:
+    # forming the derivative program's values would cost more than the model
+    auto_skip = jacobian is None and programs["eval"].operation_count > 10 * jac.AUTO_LIMIT
+    if jacobian is not False and c is None and not auto_skip:
         program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
         if program is not None:
             programs["jacobian"] = program
