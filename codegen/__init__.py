@@ -2,7 +2,8 @@
 
 Public names: GibbsAppellMethod (formulation), generate and load (compiled
 models), EquationsOfMotion / equations_of (the neutral form between them),
-Options (code generation), DynamicsError, ConvergenceError, BuildError and CacheError.
+Options (code generation), DynamicsError, ConvergenceError, BuildError, CacheError and
+BudgetError.
 """
 __version__ = "0.1.0"
 
@@ -11,11 +12,11 @@ from .build import generate
 from .cache import load
 from .eom import EquationsOfMotion, equations_of
 from .export import export_c, export_fmu
-from .errors import BuildError, CacheError, ConvergenceError, DynamicsError
+from .errors import BudgetError, BuildError, CacheError, ConvergenceError, DynamicsError
 from .options import Options
 from .sweep import SweepResult, sweep
 
 __all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "Options",
            "sweep", "SweepResult",
-           "EquationsOfMotion", "equations_of", "BuildError", "CacheError", "ConvergenceError",
-           "DynamicsError"]
+           "EquationsOfMotion", "equations_of", "BudgetError", "BuildError", "CacheError",
+           "ConvergenceError", "DynamicsError"]

@@ -54,7 +54,8 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
              flags=Options.flags, force: bool = False, rank_rtol: float = Options.rank_rtol,
              recursive=Options.recursive, unrolled_limit: int = Options.unrolled_limit,
              fused: bool = Options.fused, jacobian: bool | None = Options.jacobian,
-             parameter_jacobian: bool = Options.parameter_jacobian, progress: bool = False):
+             parameter_jacobian: bool = Options.parameter_jacobian, progress: bool = False,
+             budget: float | None = Options.budget):
     """Generate, compile and load the dynamics of a formed model.
 
     Parameters
@@ -79,6 +80,10 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     progress : bool or codegen.progress.Stages
         Print each stage as it finishes, with its time (forming, CSE, emitting,
         compiling), on stderr (or through the given Stages).
+    budget : float, optional
+        Seconds the build may take (forming to compiling, wall clock). A model
+        that would take longer stops with :class:`codegen.BudgetError`, whose
+        message names the stage; nothing is written. None (the default): no limit.
 
     Returns
     -------
@@ -88,8 +93,10 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     """
     options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive,
                       unrolled_limit=unrolled_limit, fused=fused, jacobian=jacobian,
-                      parameter_jacobian=parameter_jacobian)
+                      parameter_jacobian=parameter_jacobian, budget=budget)
     stages = progress if isinstance(progress, Stages) else Stages(progress)
+    if options.budget is not None:
+        stages.budget, stages.what = options.budget, f"generating model {name!r}"
     eq, sources = model_sources(eom, name, constants, specifieds, options, stages)
     target = prepare_dir(output_dir, name)
     key = sources_key(sources, options)

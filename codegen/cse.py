@@ -26,6 +26,8 @@ from __future__ import annotations
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
+from .progress import checkpoint
+
 __all__ = ["cse"]
 
 #: of a product's (sum's) arguments that others share, the pairs of at most this many
@@ -155,6 +157,7 @@ def _common_pairs(views, uses, order, exprs, number):
     """Shared pairs of arguments of products and sums made nodes of their own, round
     after round (see the module docstring); views, uses and order updated in place."""
     while True:
+        checkpoint()
         candidates = _candidates(views, order, number)
         count = {}
         for e in order:          # a product (sum) of two is a pair already made
@@ -212,7 +215,9 @@ def cse(exprs, symbols):
     number = _Numbers()
     _common_pairs(views, uses, order, exprs, number)
     built, temps = {}, []
-    for e in order:
+    for i, e in enumerate(order):
+        if i % 2000 == 0:
+            checkpoint()
         v = views[e]
         args = [built.get(a, a) for a in v.args]
         if v.func in (sm.Add, sm.Mul):

@@ -27,6 +27,7 @@ from .abi import (CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTI
                   RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
 from .program import Program
+from .progress import checkpoint
 
 __all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
            "runtime_sources", "cython_contract"]
@@ -250,6 +251,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
         return groups
     statements, k = [], 0
     for sym, expr in program.temporaries:
+        if k % 1000 == 0:
+            checkpoint()
         statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
                                lhs=("" if parted else "const double ") + printer.expression(sym),
                                rhs=printer.expression(expr)))

@@ -41,6 +41,7 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .kinematics import Kinematics
 from .motions import Motions, body_frame, is_rigid
 from .program import operation_count
+from .progress import checkpoint
 from .relative import NotRelative, RelativeMotions
 from .sharing import SharedSums
 from .symbolic import vanishes
@@ -345,6 +346,7 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
     sums = SharedSums(fm.name, "mu")
     terms, memo = [], {}
     for body in bodies:
+        checkpoint()
         b = _body_terms(fm, body)
         terms.append(b)
         _add_body(b, sums)

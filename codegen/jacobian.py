@@ -28,6 +28,7 @@ import sympy as sm
 from .constraints import Intermediate, define
 from .forward import forward
 from .program import Program, make_program
+from .progress import checkpoint
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 
@@ -88,7 +89,9 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
     values = make_program(eom, [("qd", list(eom.qdot)), ("res", res)], extra_inputs=extra)
     tangents = _Tangents(wrt)
-    for symbol, expr in values.temporaries:
+    for k, (symbol, expr) in enumerate(values.temporaries):
+        if k % 200 == 0:
+            checkpoint()
         tangents.define(symbol, expr)
         if limit is not None and len(tangents.defs) > limit:
             return None

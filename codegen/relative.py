@@ -49,6 +49,7 @@ from .constraints import define
 from .framing import Probe, frame_tree, plan_frames
 from .motions import Motion, Motions, body_frame, is_rigid
 from .program import operation_count
+from .progress import checkpoint
 from .symbolic import VANISH_TOL, vanishes
 from .vec3 import add, cross, matmul, matvec, transpose
 
@@ -279,6 +280,7 @@ class RelativeMotions(Motions):
         return self._vel[P]
 
     def _compose_velocity(self, P, O) -> Motion:
+        checkpoint()
         p = len(self.kin.speeds)
         if O is None:
             return Motion(list(_ZERO3), [_ZERO3] * p, list(_ZERO3), self.N)

@@ -28,6 +28,7 @@ from sympy.core.function import AppliedUndef
 
 from .formulation import generalized_forces
 from .motions import is_rigid
+from .progress import checkpoint
 from .symbolic import VANISH_TOL, as_number, generic_values, vanishes
 from .vec3 import add, cross, matvec
 
@@ -99,6 +100,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
             for k in live}
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
+        checkpoint()
         G, W, h = bodies[k]
         own = owned[k]
         pk = parent[k]
