@@ -2,8 +2,8 @@
 
 Public names: GibbsAppellMethod (formulation), generate and load (compiled
 models), EquationsOfMotion / equations_of (the neutral form between them),
-Options (code generation), DynamicsError, ConvergenceError, BuildError, CacheError and
-BudgetError.
+Options (code generation), potential_energy (an output of constant forces),
+DynamicsError, ConvergenceError, BuildError, CacheError and BudgetError.
 """
 __version__ = "0.1.0"
 
@@ -14,9 +14,10 @@ from .eom import EquationsOfMotion, equations_of
 from .export import export_c, export_fmu
 from .errors import BudgetError, BuildError, CacheError, ConvergenceError, DynamicsError
 from .options import Options
+from .signals import potential_energy
 from .sweep import SweepResult, sweep
 
 __all__ = ["GibbsAppellMethod", "generate", "load", "export_c", "export_fmu", "Options",
-           "sweep", "SweepResult",
+           "sweep", "SweepResult", "potential_energy",
            "EquationsOfMotion", "equations_of", "BudgetError", "BuildError", "CacheError",
            "ConvergenceError", "DynamicsError"]

@@ -8,6 +8,7 @@ cdef extern from "cg_model.h":
     double CG_MANIFOLD_FACTOR
     double CG_NEAR_SINGULAR_RATIO
     long CG_MAX_STEPS
+    double CG_EVENT_TOL
     int CG_REDUCE_FAILED
     int CG_INTERRUPTED
     int CG_OK
@@ -26,12 +27,19 @@ cdef extern from "cg_model.h":
     int CG_NEAR_SINGULAR
     int CG_ERR_MANIFOLD
     int CG_ERR_PROJECT
+    int CG_EVENT
+    int CG_TERMINAL_EVENT
+    int CG_MAX_EVENTS
+    int CG_ERR_CONTROL
+    int CG_ERR_IMPACT
+    int CG_ERR_RESET
     int CG_N_STATUS
     int CG_SYMMETRIC
     int CG_TREE
     int CG_UNROLLED
     int CG_QDOT_IS_U
     int CG_HOLONOMIC
+    int CG_OUTPUT_FORCES
     int CG_FIXED_STEP
     int CG_TOLERANCES
     int CG_FORMS_JACOBIAN
@@ -54,6 +62,10 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r, double *A, double *B) noexcept nogil
     ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jq, double *R, double *Jqr, double *Rr) noexcept nogil
     ctypedef void (*cg_parameter_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jqp, double *Rp) noexcept nogil
+    ctypedef void (*cg_outputs_fn)(double t, const double *x, const double *p, const double *r, double *y) noexcept nogil
+    ctypedef void (*cg_events_fn)(double t, const double *x, const double *p, const double *r, double *g) noexcept nogil
+    ctypedef void (*cg_impacts_fn)(double t, const double *x, const double *p, const double *r, double *J, double *vn, double *e) noexcept nogil
+    ctypedef void (*cg_controller_fn)(double t, const double *x, const double *p, double *r, void *data) noexcept nogil
 
     ctypedef struct cg_runtime:
         int (*rhs)(const cg_model *m, double t, const double *x, const double *p, const double *r, double *dx) noexcept nogil
@@ -69,6 +81,14 @@ cdef extern from "cg_model.h":
         int (*integrate_to)(cg_integrator *s, double t_out, double *x_out) noexcept nogil
         void (*integrator_stats)(const cg_integrator *s, long *steps, long *rejected, long *nfev, double *t) noexcept nogil
         void (*integrator_set)(cg_integrator *s, long max_steps, int hold, long pause) noexcept nogil
+        int (*outputs)(const cg_model *m, double t, const double *x, const double *p, const double *r, double *y) noexcept nogil
+        int (*impact)(const cg_model *m, int event, double t, const double *x, const double *p, const double *r, double *xout) noexcept nogil
+        int (*integrator_control)(cg_integrator *s, const double *K, const double *x_ref, cg_controller_fn controller, void *data) noexcept nogil
+        int (*integrator_events)(cg_integrator *s, int n, const int *index, const int *direction, const int *terminal) noexcept nogil
+        int (*integrator_event)(const cg_integrator *s, int *index, double *t, double *x) noexcept nogil
+        int (*integrator_restart)(cg_integrator *s, double t, const double *x) noexcept nogil
+        int (*integrator_impact)(cg_integrator *s, double *xout) noexcept nogil
+        int (*integrator_outputs)(cg_integrator *s, double t, const double *x, double *y) noexcept nogil
 
     ctypedef struct cg_model:
         int abi_version
@@ -94,4 +114,13 @@ cdef extern from "cg_model.h":
         cg_velocity_fn velocity
         cg_jacobian_fn jacobian
         cg_parameter_jacobian_fn parameter_jacobian
+        cg_outputs_fn outputs
+        cg_events_fn events
+        cg_impacts_fn impacts
         const cg_runtime *runtime
+        int ny
+        int ne
+        int nj
+        const char * const *output_names
+        const char * const *event_names
+        const int *impact_start

@@ -12,6 +12,8 @@ native-endian float64 NumPy vector) reads the data pointer directly, without
 a copy or a memoryview.
 """
 from libc.math cimport isfinite, NAN
+from libc.stdlib cimport calloc, free, realloc
+from libc.string cimport memcpy
 cimport numpy as cnp
 from cpython.exc cimport PyErr_CheckSignals
 from cython.parallel cimport prange, threadid
@@ -38,7 +40,9 @@ cdef extern from "cg_runtime.h" nogil:
 import numpy as np
 
 from codegen.errors import CacheError, ConvergenceError, DynamicsError
-from codegen.result import SimulationResult
+from codegen.result import BatchResult, SimulationResult
+from codegen.runs import DEFAULT_MAX_EVENTS, checked_reset, event_settings, feedback
+from codegen.signals import shapes_of
 
 cnp.import_array()
 
@@ -131,6 +135,9 @@ cdef tuple _names(const char * const * table, int n):
     return tuple(table[i].decode() for i in range(n))
 
 
+include "_eventlog.pxi"
+
+
 cdef class Dynamics:
     """rhs, mass_matrix, forcing and the simulations of one compiled model.
 
@@ -149,6 +156,11 @@ cdef class Dynamics:
     cdef readonly bint symmetric
     cdef readonly long operation_count
     cdef readonly str mass_failure
+    cdef readonly int ny, ne
+    cdef readonly tuple output_entries, event_names, impact_events
+    cdef readonly dict output_shapes
+    cdef tuple _output_slices           # (name, shape, first entry, end)
+    cdef object _impacts                # intc (ne,): 1 where the event has an impact
     cdef object library
 
     def __init__(self, library, size_t model_address, str where):
@@ -175,6 +187,20 @@ cdef class Dynamics:
         self.fused = self.m.runtime != NULL
         self.rt = self.m.runtime if self.fused else &cg_runtime_shared
         self.integrator_size = self.rt.integrator_size(self.m)
+        self.ny, self.ne = self.m.ny, self.m.ne
+        self.output_entries = _names(self.m.output_names, self.ny)
+        self.event_names = _names(self.m.event_names, self.ne)
+        self.output_shapes = shapes_of(self.output_entries)
+        slices, a = [], 0
+        for name, shape in self.output_shapes.items():
+            b = a + int(np.prod(shape, dtype=int))
+            slices.append((name, shape, a, b))
+            a = b
+        self._output_slices = tuple(slices)
+        self.impact_events = tuple(self.m.impact_start != NULL
+                                   and self.m.impact_start[k + 1] > self.m.impact_start[k]
+                                   for k in range(self.ne))
+        self._impacts = np.array(self.impact_events + (False,), dtype=np.intc)
 
     @property
     def rhs_address(self):
@@ -368,6 +394,71 @@ cdef class Dynamics:
             self._fail(code, t, x, p, r)
         return J, Jr
 
+    # -- outputs, events and impacts ------------------------------------------------
+    @property
+    def output_names(self):
+        """The outputs' names (generate's outputs=), in order."""
+        return list(self.output_shapes)
+
+    def outputs(self, t, x, p, r=None):
+        """The outputs at (t, x): {name: value} (a float, or an array of the output's
+        shape). x may also be a trajectory (N, nx) with t of shape (N,) (or one t for
+        all): each value then has a leading axis N. r: as in rhs (a constant vector)."""
+        x = self._floats(x, "x")
+        single = x.ndim == 1
+        X = x.reshape(1, -1) if single else x
+        if X.ndim != 2 or X.shape[1] != self.nx:
+            raise ValueError(f"{self.name}: x must have shape ({self.nx},) or (N, {self.nx}), "
+                             f"got {x.shape}")
+        cdef Py_ssize_t n = X.shape[0], i
+        T = np.broadcast_to(self._floats(t, "t"), (n,))
+        p = self._vector(p, self.np, "p")
+        Y = np.empty((n, self.ny))
+        cdef int code
+        for i in range(n):
+            xi = np.ascontiguousarray(X[i])
+            ri = self._specified(T[i], xi, r)
+            yi = Y[i]
+            code = self.rt.outputs(self.m, T[i], _data(xi), _data(p), _data(ri),
+                                   <double *>cnp.PyArray_DATA(<cnp.ndarray>yi))
+            if code:
+                self._fail(code, T[i], xi, p, ri)
+        out = {}
+        for name, shape, a, b in self._output_slices:
+            v = Y[:, a:b].reshape((n,) + shape)
+            out[name] = (float(v[0]) if shape == () else v[0]) if single else v
+        return out
+
+    def event_functions(self, double t, x, p, r=None):
+        """The event functions g at (t, x), in event_names' order (shape (ne,))."""
+        x = self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        if not (isfinite(t) and _finite(x) and _finite(p) and _finite(r)):
+            self._fail(CG_ERR_INPUT, t, x, p, r)
+        out = np.empty(self.ne)
+        if self.ne:
+            self.m.events(t, _data(x), _data(p), _data(r),
+                          <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        return out
+
+    def impact(self, str event, double t, x, p, r=None):
+        """The state just after the impact of event (generate's impacts=) at (t, x):
+        Newton's law at its contact point, q unchanged. Raises DynamicsError where the
+        contact Jacobian is zero (CG_ERR_IMPACT)."""
+        if event not in self.event_names or not self.impact_events[self.event_names.index(event)]:
+            raise ValueError(f"{self.name}: {event!r} is not an event with an impact (impacts: "
+                             f"{[e for e, i in zip(self.event_names, self.impact_events) if i]})")
+        x = self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r)
+        out = np.empty(self.nx)
+        cdef int code = self.rt.impact(self.m, self.event_names.index(event), t, _data(x), _data(p),
+                                       _data(r), <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
+        if code:
+            self._fail(code, t, x, p, r)
+        return out
+
     # -- run-time constraints ---------------------------------------------------
     cdef _need_constraints(self):
         if not self.nc:
@@ -496,7 +587,9 @@ cdef class Dynamics:
 
     def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
                  double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS,
-                 bint hold=True, progress=False):
+                 bint hold=True, progress=False, events=None, reset=None,
+                 long max_events=DEFAULT_MAX_EVENTS, controller=None, x_ref=None,
+                 controller_data=None):
         """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
 
         method: 'rk4' (fixed step dt, required), 'dopri5' (adaptive Dormand-Prince
@@ -517,11 +610,39 @@ cdef class Dynamics:
         constraints must start on them (to 1e-6): project(x0, p) gives the nearest
         such state. A run with run-time constraints that passed by a singular
         position ends with status CG_NEAR_SINGULAR (13), its trajectory whole.
+
+        The result's ``outputs`` holds the model's outputs at t_eval (generate's
+        outputs=). Events (generate's events=) are located in C on the method's
+        dense output, each to 1e-15 (1 + |t|) in t, and listed in the result's
+        ``events`` as (name, t, x): events=None locates every event, both ways,
+        terminal where it has an impact; or {name: {"direction": -1, 0 or 1,
+        "terminal": bool}} (as solve_ivp's) for those named. A run that starts
+        with g = 0 does not count that as a crossing. At a terminal event the run
+        goes on from ``reset(name, t, x, p) -> x`` when reset is given, else from
+        the event's generated impact, else it ends there (status
+        CG_TERMINAL_EVENT, 17, t_eval cut at the event). The run ends at its
+        max_events-th event (CG_MAX_EVENTS, 18). Both count as success.
+
+        controller: feedback in C at every right-hand side: a matrix K (nr x nx)
+        for r = r_ref - K (x - x_ref) (r_ref: r, zero by default; x_ref: zero by
+        default), or a C function void f(double t, const double *x, const double *p,
+        double *r, void *data) (see codegen.runs); a non-finite input ends the run
+        with CG_ERR_CONTROL (19).
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
+        if max_events < 1:
+            raise ValueError(f"{self.name}: max_events must be at least 1, got {max_events}")
         x0 = self._vector(x0, self.nx, "x0").copy()
         p = self._vector(p, self.np, "p")
+        K, xref, address, data, keep = feedback(self.name, self.nx, self.nr, controller, x_ref,
+                                                controller_data)
+        if r is None and controller is not None and self.nr:
+            r = np.zeros(self.nr)                   # the reference inputs: zero
         times, values = self._input_table(r, t0)
+        ev_index, ev_dir, ev_term = event_settings(self.name, self.event_names,
+                                                   self.impact_events, events)
+        if reset is not None and not callable(reset):
+            raise TypeError(f"{self.name}: reset must be a callable reset(name, t, x, p) -> x")
         self._check_start(t0, x0, p, values[0] if self.nr else None)
         cdef cnp.npy_intp dims[2]
         dims[0] = (self.integrator_size + 7) // 8                      # aligned for double
@@ -530,10 +651,14 @@ cdef class Dynamics:
         dims[0] = len(t_eval)
         dims[1] = self.nx
         cdef cnp.ndarray xs = cnp.PyArray_EMPTY(2, dims, cnp.NPY_DOUBLE, 0)
+        cdef cnp.ndarray ys = np.empty((len(t_eval), self.ny))
+        cdef cnp.ndarray scratch = np.empty(self.nx)
         # raw pointers, not memoryviews: acquiring two views cost a run about 0.5 us
         cdef const double *tv = <const double *>cnp.PyArray_DATA(<cnp.ndarray>t_eval)
         cdef double *xv = <double *>cnp.PyArray_DATA(xs)
-        cdef Py_ssize_t nx = self.nx
+        cdef double *yv = <double *>cnp.PyArray_DATA(ys)
+        cdef double *sv = <double *>cnp.PyArray_DATA(scratch)
+        cdef Py_ssize_t nx = self.nx, ny = self.ny
         cdef int code = self.rt.integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
                                            len(times) if self.nr else 0, _data(times),
                                            _data(values), rtol, atol,
@@ -541,22 +666,46 @@ cdef class Dynamics:
         if code:
             self._fail(code, t0, x0, p, values[0] if self.nr else None)
         self.rt.integrator_set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
+        code = self._start_run(s, K, xref, address, data, ev_index, ev_dir, ev_term)
+        if code:
+            self._fail(code, t0, x0, p, values[0] if self.nr else None)
         bar = _progress_bar(self.name, t0, t1) if progress else None
         cdef Py_ssize_t k, done = 0
         cdef long steps = 0, rejected = 0, nfev = 0
         cdef double t_now = t0
+        cdef EventLog log
+        cdef bint impacts = reset is None
+        cdef const int *has_impact = <const int *>cnp.PyArray_DATA(self._impacts)
+        log.n = log.cap = 0
+        log.nx = self.nx
+        log.index = NULL
+        log.t = log.x = NULL
+        residuals = (lambda z: self.residuals(t_now, z, p, values[0] if self.nr else None)) \
+            if self.nc else None
         status = 0
         try:
             for k in range(len(t_eval)):
                 while True:
                     with nogil:
-                        code = self.rt.integrate_to(s, tv[k], xv + k * nx)
+                        code = _advance(self.rt, s, tv[k], xv + k * nx, &log, max_events,
+                                        impacts, has_impact, sv)
                     if bar is not None:
                         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
                         bar.update(min(t_now, t1) - t0 - bar.n)
                     PyErr_CheckSignals()
-                    if code != CG_PAUSED:
-                        break
+                    if code == CG_PAUSED:
+                        continue
+                    if code == CG_TERMINAL_EVENT and reset is not None:
+                        t_now = log.t[log.n - 1]
+                        x_new = checked_reset(self.name, reset, self.event_names[log.index[log.n - 1]],
+                                              t_now, _log_state(&log, log.n - 1), p, self.nx,
+                                              residuals)
+                        code = self.rt.integrator_restart(s, t_now, _data(x_new))
+                        if code == 0:
+                            continue
+                    break
+                if code == 0 and ny:
+                    code = self.rt.integrator_outputs(s, tv[k], xv + k * nx, yv + k * ny)
                 if code:
                     status = code
                     break
@@ -566,6 +715,7 @@ cdef class Dynamics:
         finally:
             if bar is not None:
                 bar.close()
+            found = _log_list(&log, self.event_names)
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
         cdef double t_near
         cdef double ratio = cg_integrator_nearest_singular(s, &t_near)
@@ -574,11 +724,31 @@ cdef class Dynamics:
         message = status_message(status)
         if status == CG_NEAR_SINGULAR:
             message += f": singular values down to {ratio:.1e} of the largest at t = {t_near:.6g}"
+        elif status in (CG_TERMINAL_EVENT, CG_MAX_EVENTS):
+            last = found[len(found) - 1]
+            message += f": {last[0]!r} at t = {last[1]:.17g}"
+        trajectory = xs if done == len(t_eval) else xs[:done].copy()
+        outputs = {name: ys[:done, a:b].reshape((done,) + shape)
+                   for name, shape, a, b in self._output_slices}
         # positional: SimulationResult's field order (t, x, states, status, message,
         # nsteps, nrejected, nfev, method)
-        return SimulationResult(t_eval[:done].copy(), xs if done == len(t_eval) else xs[:done].copy(),
-                                list(self.states), status, message,
-                                steps, rejected, nfev, method)
+        return SimulationResult(t_eval[:done].copy(), trajectory, list(self.states), status,
+                                message, steps, rejected, nfev, method, outputs, found)
+
+    cdef int _start_run(self, cg_integrator *s, K, xref, size_t address, size_t data,
+                        ev_index, ev_dir, ev_term) except -1:
+        """A started run's feedback and events (before its first step)."""
+        cdef int code = 0
+        if K is not None or address:
+            code = self.rt.integrator_control(s, _data(K) if K is not None else NULL,
+                                              _data(xref) if xref is not None else NULL,
+                                              <cg_controller_fn>address, <void *>data)
+        cdef Py_ssize_t n = len(ev_index)
+        if n == 0 or code:
+            return code
+        return self.rt.integrator_events(s, <int>n, <const int *>cnp.PyArray_DATA(ev_index),
+                                         <const int *>cnp.PyArray_DATA(ev_dir),
+                                         <const int *>cnp.PyArray_DATA(ev_term))
 
     def rhs_batch(self, double t, X, P, R=None, out=None):
         """x' for many states at once, in C over both cores (OpenMP), without the GIL.
@@ -634,7 +804,9 @@ cdef class Dynamics:
         return A
 
     def simulate_batch(self, t_span, X0, P, R=None, str method="dopri5", double rtol=1e-8,
-                       double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS):
+                       double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS,
+                       events=None, long max_events=DEFAULT_MAX_EVENTS, controller=None,
+                       x_ref=None, controller_data=None):
         """Many simulations in C over both cores (OpenMP), without the GIL.
 
         X0: (N, nx) initial states; P: (np,) or (N, np); R: constant inputs,
@@ -645,63 +817,115 @@ cdef class Dynamics:
         singular position, its trajectory whole). Ctrl-C stops every run within
         a few thousand steps and returns what is done: the runs it cut short, or
         that had not started, have status -1.
+
+        The returned tuple also has ``outputs`` ({name: (N, len(t_eval)) + shape})
+        and ``events`` (a list of (name, t, x) per run). events, max_events,
+        controller, x_ref and controller_data as in simulate: every run locates
+        its events in C, goes on through the generated impacts, and ends at a
+        terminal event without one (its status CG_TERMINAL_EVENT, 17); the
+        feedback is the same for every run (a C controller is called from several
+        threads at once).
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
+        if max_events < 1:
+            raise ValueError(f"{self.name}: max_events must be at least 1, got {max_events}")
         X0 = self._floats(X0, "X0")
         if X0.ndim != 2 or X0.shape[1] != self.nx:
             raise ValueError(f"{self.name}: X0 must have shape (N, {self.nx}), got {X0.shape}")
         cdef Py_ssize_t n = X0.shape[0], i, k
+        if R is None and controller is not None and self.nr:
+            R = np.zeros(self.nr)                   # the reference inputs: zero
         Pm = self._rows(P, n, self.np, "P")
         Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
+        K, xref, address, data, keep = feedback(self.name, self.nx, self.nr, controller, x_ref,
+                                                controller_data)
+        ev_index, ev_dir, ev_term = event_settings(self.name, self.event_names,
+                                                   self.impact_events, events)
         if self.nc:          # rows with a non-finite entry fail in C, with their status
             for i in range(n):
                 if np.isfinite(X0[i]).all() and np.isfinite(Pm[i]).all() and np.isfinite(Rm[i]).all():
                     self._check_start(t0, X0[i], Pm[i], Rm[i] if self.nr else None, f"row {i}: ")
         cdef Py_ssize_t m = len(t_eval)
         out = np.full((n, m, self.nx), np.nan)
+        Y = np.full((n, m, self.ny), np.nan)
         # one integrator per thread, not per run: a thread's runs follow one another, and
         # an implicit method's integrator holds two nx-by-nx matrices
         cdef size_t size = (self.integrator_size + 7) // 8 * 8   # each aligned for double
         cdef cnp.ndarray bufs = np.zeros((omp_get_max_threads(), size // 8))
         cdef unsigned char *base = <unsigned char *>cnp.PyArray_DATA(bufs)
+        cdef cnp.ndarray scratch = np.zeros((omp_get_max_threads(), self.nx + 1))
+        cdef double *sbase = <double *>cnp.PyArray_DATA(scratch)
         cdef const double[:, ::1] xv = X0, pv = Pm, rv = Rm
         cdef double[:, :, ::1] ov = out
+        cdef double[:, :, ::1] yv = Y
         cdef const double[::1] tv = t_eval
         cdef const double[::1] t_table = np.array([t0])
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
         cdef int meth = METHODS[method], nr_table = 1 if self.nr else 0, code, np_ = self.np
+        cdef int ny = self.ny, n_ev = len(ev_index), tid
+        cdef const int *ei = <const int *>cnp.PyArray_DATA(ev_index)
+        cdef const int *ed = <const int *>cnp.PyArray_DATA(ev_dir)
+        cdef const int *et = <const int *>cnp.PyArray_DATA(ev_term)
+        cdef const int *has_impact = <const int *>cnp.PyArray_DATA(self._impacts)
+        cdef const double *Kp = _data(K) if K is not None else NULL
+        cdef const double *xrp = _data(xref) if xref is not None else NULL
+        cdef cg_controller_fn fn = <cg_controller_fn><size_t>address
+        cdef void *fdata = <void *><size_t>data
         cdef double h = float(dt) if dt is not None else 0.0
         cdef const cg_model *model = self.m
         cdef const cg_runtime *rt = self.rt
         cdef cg_integrator *s
         cdef double start = t0
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
-        for i in prange(n, nogil=True, schedule="dynamic"):
-            if stop[0]:
-                codes[i] = CG_INTERRUPTED              # interrupted before it started
-                continue
-            s = <cg_integrator *>(base + threadid() * size)
-            code = rt.integrator_init(s, model, meth, start, &xv[i, 0],
-                                      &pv[i, 0] if np_ else &_EMPTY[0], nr_table, &t_table[0],
-                                      &rv[i, 0], rtol, atol, h)
-            if code == 0:
-                rt.integrator_set(s, max_steps, 1, PAUSE_STEPS)
-                for k in range(m):
-                    while True:
-                        code = rt.integrate_to(s, tv[k], &ov[i, k, 0])
-                        if code != CG_PAUSED:
-                            break
-                        if threadid() == 0:            # the calling thread, where signals land
-                            with gil:
-                                if _signals_pending() != 0:
-                                    _clear_error()
-                                    stop[0] = 1
-                        if stop[0]:
-                            code = CG_INTERRUPTED
-                            break
-                    if code != 0:
-                        break
+        cdef EventLog *logs = <EventLog *>calloc(n if n > 0 else 1, sizeof(EventLog))
+        if logs == NULL:
+            raise MemoryError()
+        try:
+            for i in prange(n, nogil=True, schedule="dynamic"):
+                logs[i].nx = model.nx
+                if stop[0]:
+                    codes[i] = CG_INTERRUPTED              # interrupted before it started
+                    continue
+                tid = threadid()
+                s = <cg_integrator *>(base + tid * size)
+                code = rt.integrator_init(s, model, meth, start, &xv[i, 0],
+                                          &pv[i, 0] if np_ else &_EMPTY[0], nr_table, &t_table[0],
+                                          &rv[i, 0], rtol, atol, h)
                 if code == 0:
-                    code = cg_integrator_warning(s)
-            codes[i] = code
-        return t_eval, out, np.asarray(codes).copy()
+                    rt.integrator_set(s, max_steps, 1, PAUSE_STEPS)
+                    if Kp != NULL or fn != NULL:
+                        code = rt.integrator_control(s, Kp, xrp, fn, fdata)
+                    if n_ev and code == 0:
+                        code = rt.integrator_events(s, n_ev, ei, ed, et)
+                if code == 0:
+                    for k in range(m):
+                        while True:
+                            code = _advance(rt, s, tv[k], &ov[i, k, 0], &logs[i], max_events,
+                                            True, has_impact, sbase + tid * (model.nx + 1))
+                            if code != CG_PAUSED:
+                                break
+                            if tid == 0:                   # the calling thread, where signals land
+                                with gil:
+                                    if _signals_pending() != 0:
+                                        _clear_error()
+                                        stop[0] = 1
+                            if stop[0]:
+                                code = CG_INTERRUPTED
+                                break
+                        if code == 0 and ny:
+                            code = rt.integrator_outputs(s, tv[k], &ov[i, k, 0], &yv[i, k, 0])
+                        if code != 0:
+                            break
+                    if code == 0:
+                        code = cg_integrator_warning(s)
+                codes[i] = code
+            found = [_log_list(&logs[i], self.event_names) for i in range(n)]
+        finally:
+            for i in range(n):
+                free(logs[i].index)
+                free(logs[i].t)
+                free(logs[i].x)
+            free(logs)
+        outputs = {name: Y[:, :, a:b].reshape((n, m) + shape)
+                   for name, shape, a, b in self._output_slices}
+        return BatchResult(t_eval, out, np.asarray(codes).copy(), outputs, found)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["ABI_VERSION", "STATUS", "STATUS_CODE", "METHODS", "METHOD_INFO", "FLAGS",
-           "PROPERTIES", "FUNCTIONS", "RUNTIME", "DESCRIPTOR", "CONSTANTS", "Method",
+           "PROPERTIES", "FUNCTIONS", "CALLBACKS", "RUNTIME", "DESCRIPTOR", "CONSTANTS", "Method",
            "Function", "Entry", "Parameter",
            "TEMPLATE_DIR", "RUNTIME_DIR", "method_applies"]
 
@@ -192,6 +192,8 @@ def _read(path: Path) -> dict:
         methods[name] = Method(sym, int(v), name, _mask(properties, props), _mask(needs, flags))
     functions = {kind: Function(kind, _parameters(params, defines))
                  for kind, params in _items(text, "CG_FUNCTION_LIST")}
+    callbacks = {name: Function(name, _parameters(params, defines))
+                 for name, params in _items(text, "CG_CALLBACK_LIST")}
     runtime = {name: Entry(kind, name, _parameters(params, defines))
                for kind, name, params in _items(text, "CG_RUNTIME_LIST")}
     struct = re.search(r"typedef struct cg_model \{(.*?)\} cg_model;", text, re.S).group(1)
@@ -211,7 +213,7 @@ def _read(path: Path) -> dict:
         except ValueError:
             continue                                  # not a number: a macro of macros
     return dict(version=numbers["CG_ABI_VERSION"], status=status, flags=flags, methods=methods,
-                properties=props, functions=functions, runtime=runtime,
+                properties=props, functions=functions, callbacks=callbacks, runtime=runtime,
                 descriptor=tuple(descriptor), constants=numbers)
 
 
@@ -231,6 +233,9 @@ METHOD_INFO: dict = _CONTRACT["methods"]
 METHODS = {name: m.id for name, m in METHOD_INFO.items()}
 #: {kind: Function}, in the descriptor's order (CG_FUNCTION_LIST)
 FUNCTIONS: dict = _CONTRACT["functions"]
+#: {name: Function} of the functions a caller gives the runtime (CG_CALLBACK_LIST): the
+#: type cg_<name>_fn each
+CALLBACKS: dict = _CONTRACT["callbacks"]
 #: {name: Entry} of the runtime's entry points, in cg_runtime's order (CG_RUNTIME_LIST)
 RUNTIME: dict = _CONTRACT["runtime"]
 #: the descriptor's fields (struct cg_model), in order, as Parameters

@@ -17,6 +17,7 @@ from .plan import build_programs
 from .names import check_model_name, check_variable_names
 from .options import PORTABLE_FLAGS, Options
 from .progress import Stages
+from .signals import Signals, attach
 
 __all__ = ["generate", "model_sources", "neutral_equations",
            # importable from here as before their moves to codegen.cache and codegen.compiler
@@ -24,24 +25,26 @@ __all__ = ["generate", "model_sources", "neutral_equations",
 
 
 def neutral_equations(eom, name: str, constants=None, specifieds=None,
-                      recursive=Options.recursive) -> EquationsOfMotion:
-    """The checked neutral equations of eom for a model called name (no file is touched)."""
+                      recursive=Options.recursive, signals: Signals = Signals()) -> EquationsOfMotion:
+    """The checked neutral equations of eom for a model called name (no file is touched),
+    with its outputs, events, impacts and control laws (codegen.signals)."""
     check_model_name(name)
     eq = eom if isinstance(eom, EquationsOfMotion) else equations_of(eom, constants, specifieds,
                                                                       recursive)
     if not eq.u:
         raise ValueError(f"model {name!r} has no speeds: there is nothing to integrate")
     check_variable_names(eq)
-    return eq
+    return attach(eq, eom, signals)
 
 
 def model_sources(eom, name: str, constants=None, specifieds=None,
-                  options: Options = Options(), stages: Stages = None) -> tuple:
+                  options: Options = Options(), stages: Stages = None,
+                  signals: Signals = Signals()) -> tuple:
     """(neutral equations, Sources) of a model: everything short of compiling;
     stages (codegen.progress.Stages) reports forming, CSE and emitting."""
     stages = stages or Stages(False)
     with stages("forming"):
-        eq = neutral_equations(eom, name, constants, specifieds, options.recursive)
+        eq = neutral_equations(eom, name, constants, specifieds, options.recursive, signals)
     with stages("CSE"):
         programs = build_programs(eq, options.unrolled_limit, options.jacobian,
                                   options.parameter_jacobian)
@@ -55,6 +58,7 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
              recursive=Options.recursive, unrolled_limit: int = Options.unrolled_limit,
              fused: bool = Options.fused, jacobian: bool | None = Options.jacobian,
              parameter_jacobian: bool = Options.parameter_jacobian, progress: bool = False,
+             outputs=None, events=None, impacts=None, control=None,
              budget: float | None = Options.budget):
     """Generate, compile and load the dynamics of a formed model.
 
@@ -80,6 +84,30 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     progress : bool or codegen.progress.Stages
         Print each stage as it finishes, with its time (forming, CSE, emitting,
         compiling), on stderr (or through the given Stages).
+    outputs : dict, optional
+        ``{name: expression}`` of t, the coordinates and speeds (functions of time,
+        q' allowed), the constants and the inputs, evaluated in C at every output
+        time of a run (``SimulationResult.outputs``) and by ``mod.outputs``. A SymPy
+        Matrix keeps its shape: a frame's orientation ``N.dcm(A)`` (3 x 3), a
+        point's position ``P.pos_from(O).to_matrix(N)`` (3,). Ready outputs by name:
+        ``"kinetic_energy"``, ``"potential_energy"`` (the bodies' own, or
+        ``codegen.potential_energy(loads, origin, frame)`` for constant forces) and
+        ``"constraint_forces"`` (run-time constraints).
+    events : dict, optional
+        ``{name: g}``: event functions whose sign changes ``simulate`` locates in C
+        (``events=`` of simulate sets their direction and whether they end the run).
+    impacts : dict, optional
+        ``{event name: (point, normal, restitution)}``: at that event, Newton's
+        impact law at the point along the normal (a Vector, or a list of them: a
+        plastic, sticking contact with restitution 0), formed from the model's
+        partial velocities and mass matrix, applied in C before the run goes on.
+        The event's function is the contact's gap (positive while the point is
+        clear; by default its event is located falling, and is terminal), and a
+        point that does not approach along the first normal is left alone.
+    control : dict, optional
+        ``{input: law}`` (the input as its function of time or its name, the law an
+        expression like an output's): the closed loop compiled in; the input leaves
+        r, and the standalone C and the FMU are the closed-loop model.
     budget : float, optional
         Seconds the build may take (forming to compiling, wall clock). A model
         that would take longer stops with :class:`codegen.BudgetError`, whose
@@ -97,7 +125,8 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     stages = progress if isinstance(progress, Stages) else Stages(progress)
     if options.budget is not None:
         stages.budget, stages.what = options.budget, f"generating model {name!r}"
-    eq, sources = model_sources(eom, name, constants, specifieds, options, stages)
+    signals = Signals(outputs or {}, events or {}, impacts or {}, control or {})
+    eq, sources = model_sources(eom, name, constants, specifieds, options, stages, signals)
     target = prepare_dir(output_dir, name)
     key = sources_key(sources, options)
     if not force:

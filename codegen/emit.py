@@ -23,11 +23,12 @@ import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
 from . import __version__
-from .abi import (CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES, RUNTIME,
-                  RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
+from .abi import (CALLBACKS, CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES,
+                  RUNTIME, RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
 from .program import Program
 from .progress import checkpoint
+from .signals import entry_names
 
 __all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
            "runtime_sources", "cython_contract"]
@@ -80,6 +81,8 @@ def cython_contract() -> str:
                          *(m.symbol for m in METHOD_INFO.values()), "CG_N_METHODS"],
                   functions=[dict(kind=f.kind, parameters=cython(f.parameters))
                              for f in FUNCTIONS.values()],
+                  callbacks=[dict(kind=f.kind, parameters=cython(f.parameters))
+                             for f in CALLBACKS.values()],
                   runtime=[dict(type=e.type, name=e.name, parameters=cython(e.parameters))
                            for e in RUNTIME.values()],
                   descriptor=[dict(type=d.type.replace("struct ", ""), name=d.name)
@@ -339,14 +342,20 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                      "into Jq, dF/dx - (dM/dx) u' into R, the same over r into "
                                      "Jqr and Rr (row-major)"),
             ("parameter_jacobian", "parameter_jacobian",
-             "the same over the constants: dq'/dp into Jqp, dF/dp - (dM/dp) u' into Rp")):
+             "the same over the constants: dq'/dp into Jqp, dF/dp - (dM/dp) u' into Rp"),
+            ("outputs", "outputs", "the outputs (output_names) into y"),
+            ("events", "events", "the event functions (event_names) into g"),
+            ("impacts", "impacts", "the impacts' contact rows: the partial velocities along "
+                                   "each normal into J (row-major), the normal velocity into "
+                                   "vn, the restitution into e")):
         if key in programs:
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment))
             pointers[kind] = f"{name}_{kind}"
     tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
-              if k not in ("solve", "tree", "jacobian", "parameter_jacobian"))
+              if k not in ("solve", "tree", "jacobian", "parameter_jacobian", "outputs",
+                           "events", "impacts"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
@@ -360,7 +369,14 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     flags = [f for f, on in (("CG_SYMMETRIC", eom.symmetric), ("CG_TREE", tree),
                              ("CG_UNROLLED", solve),
                              ("CG_QDOT_IS_U", list(eom.qdot) == list(eom.u)),
-                             ("CG_HOLONOMIC", bool(c) and 0 < c.nh == c.nc)) if on]
+                             ("CG_HOLONOMIC", bool(c) and 0 < c.nh == c.nc),
+                             ("CG_OUTPUT_FORCES", eom.output_forces)) if on]
+    outputs = entry_names(eom.outputs)
+    impact_start, rows = [], 0
+    for event in eom.events:             # the impacts' rows, event by event (CSR offsets)
+        impact_start.append(rows)
+        rows += sum(len(i.J) for i in eom.impacts if i.event == event.name)
+    impact_start.append(rows)
     data = dict(
         name=name, NAME=name.upper(), version=__version__, origin=eom.origin or "a SymPy model",
         nq=eom.nq, nu=eom.nu, nc=c.nc if c else 0, nh=c.nh if c else 0,
@@ -369,7 +385,9 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         specified_names=eom.specified_names, solver=solver, operation_count=ops,
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
         functions=functions, fused=fused,
-        pointers=list(pointers.values()))
+        pointers=list(pointers.values()),
+        output_names=outputs, event_names=[e.name for e in eom.events],
+        nj=rows, impact_start=impact_start if rows else [])
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:

@@ -94,6 +94,13 @@ class EquationsOfMotion:
     # recursive.Tree: the bodies as a tree for the O(n) solve, or None
     tree: object = field(default=None, repr=False)
     tree_note: str = ""                  # why the bodies are not solved as a tree
+    # what a run observes and does (codegen.signals): outputs (Output: name, shape,
+    # entries), the constraint forces appended as the last output, event functions
+    # (Event) and impacts (Impact, in the events' order), on plain symbols
+    outputs: list = field(default_factory=list)
+    output_forces: bool = False
+    events: list = field(default_factory=list)
+    impacts: list = field(default_factory=list)
 
     @property
     def nq(self):

@@ -23,6 +23,7 @@ from .eom import DEFAULTS
 from .emit import RUNTIME_C, TEMPLATE_DIR, render, runtime_sources
 from .files import atomic_path, prepare_dir, write_all
 from .options import Options
+from .signals import Signals, entry_names
 
 __all__ = ["export_c", "export_fmu", "CS_METHODS"]
 
@@ -30,7 +31,8 @@ __all__ = ["export_c", "export_fmu", "CS_METHODS"]
 def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=None,
              rank_rtol: float = Options.rank_rtol, driver: bool = True,
              recursive=Options.recursive, jacobian: bool | None = Options.jacobian,
-             parameter_jacobian: bool = Options.parameter_jacobian) -> Path:
+             parameter_jacobian: bool = Options.parameter_jacobian, outputs=None, events=None,
+             impacts=None, control=None) -> Path:
     """Write a self-contained C99 library of the model into ``output_dir/name``.
 
     Files: ``<name>.h`` and ``<name>.c`` (the model: its functions and the
@@ -49,17 +51,24 @@ def export_c(eom, name: str, output_dir="generated", constants=None, specifieds=
     ``cg_jacobian(<name>_model(), t, x, p, r, J, Jr)``, CG_ERR_NO_JACOBIAN
     where the model has none; with parameter_jacobian=True the sensitivities
     to the constants are ``cg_parameter_jacobian(<name>_model(), t, x, p, r, Jp)``.
+    outputs, events, impacts and control as in ``generate``: ``cg_outputs`` evaluates
+    the outputs (the driver prints them after the states), the integrators locate the
+    events (``cg_integrator_events``), ``cg_impact`` applies an impact, and a control
+    law makes the exported model the closed loop.
     """
     options = Options(rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian,
                       parameter_jacobian=parameter_jacobian)
-    eq, sources = model_sources(eom, name, constants, specifieds, options)
+    eq, sources = model_sources(eom, name, constants, specifieds, options,
+                                signals=Signals(outputs or {}, events or {}, impacts or {},
+                                                control or {}))
     target = prepare_dir(output_dir, name)
     files = dict(sources.files)
     files.update(runtime_sources())
     if driver:
         files[f"{name}_driver.c"] = render("driver.c.j2", name=name, NAME=name.upper(),
                                            nx=eq.nq + eq.nu, np=len(eq.constants),
-                                           nr=len(eq.specifieds))
+                                           nr=len(eq.specifieds),
+                                           ny=len(entry_names(eq.outputs)))
     write_all(target, files)
     return target
 
@@ -72,13 +81,16 @@ def _numbers(values) -> str:
     return " ".join(f"{float(v)!r}," for v in values)
 
 
-def _model_description(eq, sources, name, guid, start, doc, jacobian: bool) -> bytes:
-    """modelDescription.xml: states, derivatives, tunable parameters, inputs;
-    directional derivatives where the model has its analytic Jacobian."""
+def _model_description(eq, sources, name, guid, start, doc, jacobian: bool,
+                       outputs: list) -> bytes:
+    """modelDescription.xml: states, derivatives, tunable parameters, inputs, outputs;
+    the event functions as event indicators; directional derivatives where the model has
+    its analytic Jacobian."""
     nx = eq.nq + eq.nu
     root = ET.Element("fmiModelDescription", fmiVersion="2.0", modelName=name, guid=guid,
                       description=doc, generationTool=f"codegen {__version__}",
-                      variableNamingConvention="flat", numberOfEventIndicators="0")
+                      variableNamingConvention="flat",
+                      numberOfEventIndicators=str(len(eq.events)))
     common = dict(modelIdentifier=name, canGetAndSetFMUstate="false",
                   canSerializeFMUstate="false",
                   providesDirectionalDerivative="true" if jacobian else "false")
@@ -110,11 +122,19 @@ def _model_description(eq, sources, name, guid, start, doc, jacobian: bool) -> b
     for i, n in enumerate(eq.specified_names):
         variable(n, 2 * nx + len(eq.constant_names) + i, "input", "continuous",
                  start=repr(start["r"][i]))
+    first_output = 2 * nx + len(eq.constant_names) + len(eq.specified_names)
+    for i, n in enumerate(outputs):
+        variable(n, first_output + i, "output", "continuous", "calculated")
     structure = ET.SubElement(root, "ModelStructure")
-    for section in ("Derivatives", "InitialUnknowns"):
-        el = ET.SubElement(structure, section)
-        for i in range(nx):
-            ET.SubElement(el, "Unknown", index=str(nx + i + 1))   # 1-based: the der() variables
+    # 1-based indices of the variables as listed: the outputs come last, the der() after x
+    output_indices = [first_output + i + 1 for i in range(len(outputs))]
+    derivatives = [nx + i + 1 for i in range(nx)]
+    for section, indices in (("Outputs", output_indices), ("Derivatives", derivatives),
+                             ("InitialUnknowns", derivatives + output_indices)):
+        if indices:
+            el = ET.SubElement(structure, section)
+            for index in indices:
+                ET.SubElement(el, "Unknown", index=str(index))
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
 
@@ -158,7 +178,8 @@ def _platform() -> str:
 def export_fmu(eom, name: str, output_dir="generated", constants=None, specifieds=None,
                start_values=None, rank_rtol: float = Options.rank_rtol, flags=Options.flags,
                method: str = "dopri5", tolerance: float = 1e-8, recursive=Options.recursive,
-               jacobian: bool | None = Options.jacobian, dt: float | None = None) -> Path:
+               jacobian: bool | None = Options.jacobian, dt: float | None = None,
+               outputs=None, events=None, impacts=None, control=None) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
     Co-Simulation, and return its path.
 
@@ -183,6 +204,15 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     Options.jacobian) the FMU provides directional derivatives
     (fmi2GetDirectionalDerivative) of the state derivatives with respect to
     the states and the inputs.
+
+    outputs, events, impacts and control as in ``generate``: the outputs are
+    ``causality="output"`` variables (named as ``mod.outputs``' entries: ``T``,
+    ``p[0]``, ``R[0,1]``), the event functions are its event indicators
+    (``fmi2GetEventIndicators``), and an impact applies when its event function has
+    changed sign (or come within 1e-6 of 0 from its value at the last step) and the
+    contact point approaches: in Model Exchange at the host's event
+    (``fmi2NewDiscreteStates``), in Co-Simulation at the event the integrator locates
+    within ``fmi2DoStep``. A control law makes the FMU the closed loop.
     """
     options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
     if method not in CS_METHODS:
@@ -195,7 +225,9 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
                          f"{[m for m, i in METHOD_INFO.items() if i.fixed_step]}, not {method!r}")
     if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
         raise ValueError(f"tolerance must be a number in (0, 1), got {tolerance!r}")
-    eq, sources = model_sources(eom, name, constants, specifieds, options)
+    eq, sources = model_sources(eom, name, constants, specifieds, options,
+                                signals=Signals(outputs or {}, events or {}, impacts or {},
+                                                control or {}))
     # what cg_integrator_init asks of the model, known before its build: no FMU that
     # could not run is written
     if not method_applies(method, sources.flags):
@@ -210,7 +242,9 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
                          guid=guid, method=f"CG_{method.upper()}", method_name=method,
                          dt=repr(float(dt)) if fixed else "0.0",
                          tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
-                         start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]))
+                         start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]),
+                         impact_events=[k for k, e in enumerate(eq.events)
+                                        if any(i.event == e.name for i in eq.impacts)])
         files = dict(sources.files)
         files.update(runtime_sources())
         files[f"{name}_fmi2.c"] = wrapper
@@ -222,7 +256,7 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         final = parent / f"{name}.fmu"
         with atomic_path(final) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
             description = _model_description(eq, sources, name, guid, start, doc,
-                                             sources.jacobian)
+                                             sources.jacobian, entry_names(eq.outputs))
             z.writestr("modelDescription.xml", description)
             for fname, text in sorted(files.items()):
                 z.writestr(f"sources/{fname}", text)

@@ -102,7 +102,10 @@ class Formed:
             if cause:
                 return None, reason
         why = []
-        tree = tree_of_bodies(self.ga.motions, self.bodies, self.loads, why)
+        motions = self.ga.motions
+        tree = tree_of_bodies(motions, self.bodies, self.loads, why)
+        if tree is not None:        # what detecting it defined (transports, joint points)
+            tree.intermediates = list(motions.items[len(self.ga.intermediates):])
         rigid = any(b for b in self.ga.terms if b['w'] is not None)
         if tree is not None and rigid and recursive is None:
             tree.if_smaller = True
@@ -114,6 +117,8 @@ class Formed:
         kin = self.kin
         items, Mr, Fr = self.reduced()
         tree, note = self.tree(recursive)
+        if tree is not None:
+            items = list(items) + tree.intermediates
         raw = self.constraints.runtime
         names = [variable_name(s) for s in list(kin.q) + list(kin.u[:kin.p, :])]
         return assemble(kin.qs, kin.us[:kin.p], kin.qdot, Mr, Fr, True, constants, specifieds,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
 from .eom import EquationsOfMotion
-from .program import make_program
+from .program import check_defined, make_program
 from .recursive import tree_program
 from .solve import ldl_program
 
@@ -49,7 +49,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
       within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py);
     - "parameter_jacobian" (no run-time constraints, some constants;
-      parameter_jacobian=True): the same parts over the constants.
+      parameter_jacobian=True): the same parts over the constants;
+    - "outputs", "events", "impacts" (codegen.signals): the outputs' entries (y), the
+      event functions (g) and the impacts' contact rows (J, vn, e), a CSE each, with
+      the model's intermediates they use.
     """
     nu = eom.nu
     if eom.symmetric:
@@ -68,6 +71,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
+        if tree is not None:      # complete before its size is compared
+            check_defined(tree, "tree")
     if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
         solve = ldl_program(mass, nu, unrolled_limit)
         if tree is not None and solve is not None and TREE_OPERATION_COST * tree.operation_count \
@@ -86,4 +91,17 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:
         programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
+    entries = [e for o in eom.outputs for e in o.exprs]
+    if entries:
+        programs["outputs"] = make_program(eom, [("y", entries)])
+    if eom.events:
+        programs["events"] = make_program(eom, [("g", [e.expr for e in eom.events])])
+    if eom.impacts:
+        programs["impacts"] = make_program(eom, [
+            ("J", [e for i in eom.impacts for row in i.J for e in row]),
+            ("vn", [e for i in eom.impacts for e in i.vn]),
+            ("e", [e for i in eom.impacts for e in i.e])])
+    for kind, program in programs.items():
+        if kind != "tree":
+            check_defined(program, kind)
     return programs

@@ -33,7 +33,8 @@ from .cse import cse
 if TYPE_CHECKING:          # only read here: the equations are built above this layer
     from .eom import EquationsOfMotion
 
-__all__ = ["Program", "Input", "make_program", "operation_count", "live_temporaries"]
+__all__ = ["Program", "Input", "make_program", "operation_count", "live_temporaries",
+           "check_defined"]
 
 @dataclass
 class Input:
@@ -71,6 +72,28 @@ def live_temporaries(temporaries: list, outputs: list) -> list:
             kept.append((sym, expr))
             needed |= expr.free_symbols
     return kept[::-1]
+
+
+def check_defined(program: Program, what: str) -> None:
+    """Every symbol, function of time and derivative the program uses is one of its
+    inputs or a temporary defined before its use; else a ValueError that names it and
+    the function (an internal error: the C would name an undeclared variable)."""
+    read = {i.name for i in program.inputs} | {"t"}
+    defined = {o for o, n in program.names.items() if n in read}
+    kinds = (sm.Derivative, sm.core.function.AppliedUndef)
+
+    def check(expr, where):
+        expr = sm.sympify(expr)
+        missing = [a for a in expr.free_symbols | expr.atoms(*kinds) if a not in defined]
+        if missing:
+            raise ValueError(f"internal error: the {what} program uses {sorted(map(str, missing))}"
+                             f" in {where}, which it does not define (please report it)")
+    for sym, expr in program.temporaries:
+        check(expr, f"the definition of {sym}")
+        defined.add(sym)
+    for array, exprs in program.outputs:
+        for i, e in enumerate(exprs):
+            check(e, f"{array}[{i}]")
 
 
 def operation_count(exprs) -> int:

@@ -43,6 +43,14 @@ class CompiledModel:
     rhs_address, callback_data(p, r)
         A C function pointer for other solvers (numbalsoda's signature).
 
+    outputs(t, x, p, r=None), output_names, output_shapes
+        The outputs generate compiled (``outputs=``): {name: value}, each of its
+        shape (a float, a (3,) position, a (3, 3) orientation); x may be a trajectory
+        (N, nx). ``SimulationResult.outputs`` holds them at a run's output times.
+    event_names, event_functions(t, x, p, r=None), impact(event, t, x, p, r=None)
+        The events generate compiled (``events=``), their functions g, and the state
+        after an event's generated impact (``impacts=``).
+
     Models with run-time constraints (nc > 0 rows, nh of them holonomic) also have
     constraint_forces(t, x, p, r=None) (lambda with A^T lambda = M u' - F),
     residuals(t, x, p, r=None) ([f; A u - B]) and project(x, p, t=0, r=None,
@@ -78,6 +86,12 @@ class CompiledModel:
         self.input_jacobian = dynamics.input_jacobian
         self.parameter_jacobian = dynamics.parameter_jacobian
         self.linearize = dynamics.linearize
+        self.outputs = dynamics.outputs
+        self.output_names = dynamics.output_names
+        self.output_shapes = dict(dynamics.output_shapes)
+        self.event_names = list(dynamics.event_names)
+        self.event_functions = dynamics.event_functions
+        self.impact = dynamics.impact
         if self.nc:
             self.constraint_forces = dynamics.constraint_forces
             self.residuals = dynamics.residuals

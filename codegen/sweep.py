@@ -13,9 +13,15 @@ Choices, and why:
   loads it from its own cache ($CODEGEN_CACHE, else ~/.cache/codegen) or
   compiles it there once per process.
 - Reductions run on the worker, so trajectories need not travel: "final",
-  "max", "min", "mean" over the output times, or a callable f(t, x) -> value
-  (x: that run's states at t_eval). A callable that raises marks its run
-  with status REDUCE_FAILED and the message; the sweep goes on.
+  "max", "min", "mean" over the output times (of the states and of each
+  output), or a callable f(t, x) -> value or f(t, x, outputs) -> value (x:
+  that run's states at t_eval, outputs: its {name: values at t_eval}). A
+  callable that raises marks its run with status REDUCE_FAILED and the
+  message; the sweep goes on.
+- Events, impacts and feedback as in simulate_batch: each run's events come
+  back in ``events``; the feedback is a matrix K (a C function's address
+  means nothing in another process: compile the law into the model with
+  generate(..., control=...) instead).
 - A run that fails (DynamicsError, step-size underflow) has its C status and
   message; it never fails the sweep. A worker that dies mid-sweep has its
   chunks run again elsewhere (Dask reschedules them, and ``retries`` covers
@@ -31,14 +37,16 @@ Choices, and why:
 """
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .abi import CONSTANTS, STATUS, STATUS_CODE
+from .runs import DEFAULT_MAX_EVENTS
 
 __all__ = ["sweep", "SweepResult", "REDUCE_FAILED", "REDUCTIONS"]
 
@@ -59,11 +67,15 @@ class SweepResult:
     """What sweep returns, in input order. values: (N, len(t), nx) without a
     reduction, (N, nx) with a named one, a list of N objects with a callable
     (None where it failed). status: 0 = ok, a C status code, -1 = interrupted,
-    REDUCE_FAILED; messages: the text of each status."""
+    REDUCE_FAILED; messages: the text of each status. outputs: the model's outputs,
+    {name: (N, len(t)) + shape} without a reduction, reduced over t with a named one
+    ((N,) + shape), empty with a callable. events: a list of (name, t, x) per run."""
     t: np.ndarray
     values: object
     status: np.ndarray
     messages: list
+    outputs: dict = field(default_factory=dict)
+    events: list = field(default_factory=list)
 
     @property
     def success(self) -> bool:
@@ -103,26 +115,40 @@ def _rows(tables: dict) -> int:
     return next(iter(counts.values()), 1)
 
 
+def _takes_outputs(f) -> bool:
+    """A reduction callable of three parameters: f(t, x, outputs)."""
+    try:
+        return len(inspect.signature(f).parameters) >= 3
+    except (TypeError, ValueError):
+        return False
+
+
 def _run_chunk(model, first: int, t_span, X0, P, R, options: dict, reduce):
-    """One chunk on a worker: simulate_batch, then the reduction per run."""
-    t, X, status = model.simulate_batch(t_span, X0, P, R, **options)
+    """One chunk on a worker: simulate_batch, then the reduction per run: (values,
+    status, messages, outputs, events)."""
+    batch = model.simulate_batch(t_span, X0, P, R, **options)
+    t, X, status = batch
     status = np.asarray(status, dtype=int).copy()
     messages = [STATUS.get(int(s), f"status {s}") for s in status]
     if reduce is None:
-        return X, status, messages
-    f = REDUCTIONS[reduce] if isinstance(reduce, str) else reduce
-    values = []
+        return X, status, messages, batch.outputs, batch.events
+    if isinstance(reduce, str):
+        f = REDUCTIONS[reduce]
+        values = np.array([f(t, X[i]) for i in range(len(X))], dtype=float)
+        outputs = {name: np.array([f(t, Y[i]) for i in range(len(Y))], dtype=float)
+                   for name, Y in batch.outputs.items()}
+        return values, status, messages, outputs, batch.events
+    with_outputs, values = _takes_outputs(reduce), []
     for i in range(len(X)):
         try:
-            values.append(f(t, X[i]))
+            values.append(reduce(t, X[i], {k: Y[i] for k, Y in batch.outputs.items()})
+                          if with_outputs else reduce(t, X[i]))
         except Exception as exc:                      # the user's callable: any error
             values.append(None)
             status[i] = REDUCE_FAILED
             messages[i] = (f"run {first + i}: the reduction raised "
                            f"{type(exc).__name__}: {exc}")
-    if isinstance(reduce, str):
-        values = np.array(values, dtype=float)
-    return values, status, messages
+    return values, status, messages, {}, batch.events
 
 
 def _connect(client, timeout: float):
@@ -149,19 +175,28 @@ def _connect(client, timeout: float):
 def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
           rtol: float = 1e-8, atol: float = 1e-8, dt=None, t_eval=None,
           max_steps: int = CONSTANTS["CG_MAX_STEPS"], reduce=None, client=None,
-          chunk_size: int | None = None, retries: int = 2, progress: bool = False, timeout: float = 10.0) -> SweepResult:
+          chunk_size: int | None = None, retries: int = 2, progress: bool = False,
+          timeout: float = 10.0, events=None, max_events: int = DEFAULT_MAX_EVENTS,
+          controller=None, x_ref=None) -> SweepResult:
     """Run a compiled model over a table of runs on a Dask cluster.
 
     X0 (N, nx), P (N, np), R (N, nr): a row per run, or one row (or a vector)
     shared by all runs; X0 defaults to zeros. method, rtol, atol, dt, t_eval,
-    max_steps: as in ``simulate_batch``. reduce: None (every run's states at
-    t_eval), "final", "max", "min", "mean", or a callable f(t, x), applied on
+    max_steps, events, max_events, controller (a matrix K), x_ref: as in
+    ``simulate_batch``. reduce: None (every run's states at t_eval), "final",
+    "max", "min", "mean", or a callable f(t, x) or f(t, x, outputs), applied on
     the worker. client: a ``distributed.Client``, a scheduler address such as
     "tcp://127.0.0.1:8786", or None for a LocalCluster started and closed for
     this call. chunk_size: runs per task (default: about 8 tasks per worker
     thread). progress: a tqdm bar over completed chunks (if tqdm is installed).
     """
     nx, nr = model.nx, len(model.specifieds)
+    if controller is not None and not isinstance(controller, (list, tuple, np.ndarray)):
+        raise TypeError(f"{model.name}: sweep's controller is a matrix K: a C function's "
+                        f"address means nothing to a Dask worker's process; compile the law "
+                        f"into the model with generate(..., control=...)")
+    if controller is not None and R is None and nr:
+        R = np.zeros(nr)                            # the reference inputs: zero
     tables = dict(X0=_table(model, X0, nx, model.states, "X0"),
                   P=_table(model, P, len(model.constants), model.constants, "P"),
                   R=_table(model, R, nr, model.specifieds, "R") if nr or R is not None else None)
@@ -174,7 +209,8 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
         tables["X0"] = np.zeros((1, nx))
     full = {k: (np.broadcast_to(A, (n, A.shape[1])) if A is not None else None)
             for k, A in tables.items()}
-    options = dict(method=method, rtol=rtol, atol=atol, dt=dt, t_eval=t_eval, max_steps=max_steps)
+    options = dict(method=method, rtol=rtol, atol=atol, dt=dt, t_eval=t_eval, max_steps=max_steps,
+                   events=events, max_events=max_events, controller=controller, x_ref=x_ref)
     # the run arguments checked here, before anything is sent (no run is made)
     t_out, _, _ = model.simulate_batch(t_span, np.empty((0, nx)), full["P"][0],
                                        full["R"][0] if nr else None, **options)
@@ -213,13 +249,17 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
             dask_client.close()
             cluster.close()
             restore_environ(environ)
-    status = np.concatenate([s for _, s, _ in parts])
-    messages = [m for _, _, ms in parts for m in ms]
+    status = np.concatenate([part[1] for part in parts])
+    messages = [m for part in parts for m in part[2]]
     if reduce is None or isinstance(reduce, str):
-        values = np.concatenate([v for v, _, _ in parts])
+        values = np.concatenate([part[0] for part in parts])
     else:
-        values = [v for vs, _, _ in parts for v in vs]
-    return SweepResult(t=np.asarray(t_out), values=values, status=status, messages=messages)
+        values = [v for part in parts for v in part[0]]
+    outputs = {name: np.concatenate([part[3][name] for part in parts])
+               for name in parts[0][3]} if parts else {}
+    events = [e for part in parts for e in part[4]]
+    return SweepResult(t=np.asarray(t_out), values=values, status=status, messages=messages,
+                       outputs=outputs, events=events)
 
 
 def restore_environ(environ: dict) -> None:

@@ -20,7 +20,7 @@ body) returns None and the dense solve is used.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sm
@@ -56,6 +56,9 @@ class Tree:
     Q: list             # generalized active forces, one per speed
     # only if its program is smaller than the dense solve's (codegen.plan.build_programs)
     if_smaller: bool = False
+    # definitions its expressions use beyond the formulation's: the rotations and joint
+    # points the detection composed (codegen.relative), defined after the formulation
+    intermediates: list = field(default_factory=list)
 
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,

@@ -35,3 +35,17 @@ def disk(built):
 def pend(built):
     """The compiled pendulum on a cart (n = 3) of the session's models."""
     return built["pendulum3"][2]
+
+
+@pytest.fixture(scope="session")
+def hybrid(tmp_path_factory):
+    """The models with outputs, events, impacts and feedback (hybrid_models), each
+    compiled on first use, once per session."""
+    import hybrid_models
+    out, built = tmp_path_factory.mktemp("hybrid"), {}
+
+    def get(name):
+        if name not in built:
+            built[name] = getattr(hybrid_models, name)(out)
+        return built[name]
+    return get

@@ -1,40 +1,60 @@
 """Relative kinematics (codegen.relative): velocities composed down the frame and point
-trees as intermediates, against SymPy's expanded velocities and against KanesMethod."""
+trees as intermediates, against SymPy's expanded velocities and the public matrices."""
 import numpy as np
 import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
 from codegen import GibbsAppellMethod, generate, examples as ex
-from codegen.symbolic import numeric_probe
+from codegen.symbolic import memo_xreplace
 
 
-def _equal_numerically(A, B, tol=1e-10):
-    probe = numeric_probe(*(list(A) + list(B)))
-    for a, b in zip(A, B):
-        d = complex((a - b).xreplace(probe).evalf())
-        scale = 1 + abs(complex(b.xreplace(probe).evalf()))
-        assert abs(d) < tol * scale, (a, b)
+def _at(eq, x, values):
+    """M and F of EquationsOfMotion at state x and constants by name, its intermediates
+    evaluated in order."""
+    point = dict(zip(list(eq.q) + list(eq.u), map(sm.Float, x)))
+    point.update({c: sm.Float(values[n]) for c, n in zip(eq.constants, eq.constant_names)})
+    point.update({r: sm.Float(values[n]) for r, n in zip(eq.specifieds, eq.specified_names)})
+    for item in eq.intermediates:
+        point[item.symbol] = item.expr.xreplace(point)
+    return (np.array(eq.M.xreplace(point), dtype=float),
+            np.array(eq.F.xreplace(point), dtype=float).ravel())
+
+
+def _public_at(matrices, *values):
+    """Matrices of functions of time at a point (one memo across the shared subtrees)."""
+    memo = {k: sm.Float(v) for d in values for k, v in d.items()}
+    return [np.array([[float(memo_xreplace(e, memo)) for e in row] for row in X.tolist()])
+            for X in matrices]
 
 
 @pytest.mark.parametrize("speeds", ["body", "rates"])
-def test_relative_equations_equal_the_expanded_ones_and_kanes(speeds):
-    """spatial_chain(3) (frames three orientations deep: relative by default): the public
-    mass matrix and forcing, intermediates substituted, equal SymPy's expanded velocities'
-    and KanesMethod's at a generic point."""
+def test_relative_equations_equal_the_expanded_ones_and_the_public(speeds):
+    """spatial_chain(3) (frames three orientations deep: relative by default): the
+    compiled form's mass matrix and forcing over the composed intermediates equal those
+    over SymPy's expanded velocities, and the public matrices (codegen.public, formed
+    from the stored vectors as KanesMethod's are: tests/test_stored_velocities.py), at
+    two generic states."""
     model = ex.spatial_chain(3, speeds=speeds)
     rel = GibbsAppellMethod(**model.kwargs)
-    rel.kanes_equations()
-    assert rel._need_formed()["items"], "the relative kinematics were not used"
-    exp = GibbsAppellMethod(**model.kwargs, relative_kinematics=False)
-    exp.kanes_equations()
-    assert not exp._need_formed()["items"]
-    _equal_numerically(rel.mass_matrix, exp.mass_matrix)
-    _equal_numerically(rel.forcing, exp.forcing)
-    km = me.KanesMethod(model.frame, model.q_ind, model.u_ind, kd_eqs=model.kd_eqs)
-    km.kanes_equations(model.bodies, model.loads)
-    _equal_numerically(rel.mass_matrix, km.mass_matrix)
-    _equal_numerically(rel.forcing, km.forcing)
+    eq_rel = rel.to_equations()
+    assert eq_rel.intermediates, "the relative kinematics were not used"
+    eq_exp = GibbsAppellMethod(**model.kwargs, relative_kinematics=False).to_equations()
+    assert not eq_exp.intermediates
+    values = {str(c): 0.3 + 0.1 * k for k, c in enumerate(model.constants)}
+    values.update({str(r.func): -0.4 + 0.2 * k for k, r in enumerate(model.specifieds)})
+    inputs = {r: values[str(r.func)] for r in model.specifieds}
+    public = [rel.mass_matrix, rel.forcing]
+    states = list(model.q_ind) + list(model.u_ind)
+    for seed in (1, 2):
+        x = np.random.default_rng(seed).uniform(-1.2, 1.2, len(states))
+        M, F = _at(eq_rel, x, values)
+        for other in (_at(eq_exp, x, values),
+                      _public_at(public, dict(zip(states, x)), inputs,
+                                 {c: values[str(c)] for c in model.constants})):
+            np.testing.assert_allclose(M, other[0], rtol=1e-10, atol=1e-10 * np.abs(M).max())
+            np.testing.assert_allclose(F, other[1].ravel(), rtol=1e-10,
+                                       atol=1e-10 * (1 + np.abs(F).max()))
 
 
 def test_stored_velocity_that_is_not_the_positions_derivative_falls_back():
@@ -93,7 +113,6 @@ def test_humanoid_conserves_energy(humanoid_modules):
     model, mods = humanoid_modules
     mod = mods[0]
     ga = GibbsAppellMethod(**model.kwargs)
-    ga.kanes_equations()
     energy = sm.lambdify([list(model.q_ind) + list(model.u_ind), model.constants],
                          ga.to_state(sum(b.kinetic_energy(model.frame) for b in model.bodies)
                                      + model.potential_energy))

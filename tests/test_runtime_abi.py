@@ -69,6 +69,8 @@ def test_python_reads_the_header_as_the_compiler_does(tmp_path):
                            f" {sum(abi.FLAGS[f] for f in m.needs)}" for m in abi.METHOD_INFO.values()]
     assert [bare(f.split()) for f in c["function"]] == \
         [bare(f"{f.kind} ({f.signature})".split()) for f in abi.FUNCTIONS.values()]
+    assert [bare(f.split()) for f in c["callback"]] == \
+        [bare(f"{f.kind} ({f.signature})".split()) for f in abi.CALLBACKS.values()]
     assert [bare(e.split()) for e in c["entry"]] == \
         [bare(f"{e.type} {e.name} ({', '.join(p.type + ' ' + p.name for p in e.parameters)})"
               .split()) for e in abi.RUNTIME.values()]

@@ -243,13 +243,18 @@ def test_tabulated_inputs(models):
 
 
 def interrupted(run):
-    """run() with a SIGINT (Ctrl-C) sent to this process 0.3 s after it starts."""
+    """run() with a SIGINT (Ctrl-C) sent to this process 0.3 s after it starts. Python's
+    own handler is installed for the call: a library imported by another test of the
+    session may have replaced it (the runs take seconds, so the signal comes first)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
         return run()
     finally:
         timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_ctrl_c_stops_cleanly(models):

@@ -203,3 +203,30 @@ def test_a_cluster_started_with_the_dask_command(pendulum, tmp_path):
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def test_sweep_with_feedback_outputs_and_events(cluster, tmp_path):
+    """A Monte Carlo of an LQR controller on the pendulum on a cart: K and x_ref sent
+    with the runs, each run's outputs (reduced on the worker) and events returned, equal
+    to simulate_batch's in this process."""
+    from scipy.linalg import solve_continuous_are
+    model = ex.n_pendulum_on_cart(1)
+    ga = GibbsAppellMethod(**model.kwargs)
+    q1 = ga.q[1]
+    mod = generate(ga, "sweep_lqr", output_dir=tmp_path, outputs={"T": "kinetic_energy"},
+                   events={"upright": q1 - np.pi / 2})
+    p = mod.parameters(model.parameter_values)
+    up = np.array([0.0, np.pi / 2, 0.0, 0.0])
+    A, B = mod.linearize(up, p, [0.0])
+    K = B.T @ solve_continuous_are(A, B, np.eye(4), np.eye(1))
+    X0 = up + np.random.default_rng(3).uniform(-0.2, 0.2, (6, 4))
+    options = dict(controller=K, x_ref=up, rtol=1e-10, atol=1e-10)
+    result = sweep(mod, (0, 3), X0, p, client=cluster, chunk_size=2, reduce="max", **options)
+    batch = mod.simulate_batch((0, 3), X0, p, **options)
+    assert result.success
+    assert np.array_equal(result.outputs["T"], batch.outputs["T"].max(axis=1))
+    assert [[e[1] for e in run] for run in result.events] == \
+        [[e[1] for e in run] for run in batch.events]
+    full = sweep(mod, (0, 3), X0, p, client=cluster, chunk_size=4,
+                 reduce=lambda t, x, outputs: outputs["T"][-1], **options)
+    assert np.allclose(full.values, batch.outputs["T"][:, -1], rtol=0, atol=0)

@@ -29,10 +29,25 @@ SECTIONS = [
      "the symbolic linearization of each method.",
      ["codegen.bench.derivation", "--models", "pendulum:5", "pendulum:10", "pendulum:20",
       "bicycle", "bicycle-linearize", "--repeat", "1", "--cap", "300"]),
+    ("The drop-in on the documentation's examples", "SymPy's documentation examples for "
+     "physics.mechanics and physics.biomechanics and PyDy's examples (codegen.bench."
+     "doc_examples), formed by KanesMethod and by GibbsAppellMethod through the documented "
+     "call, each tool in its own interpreter: formulate time (the call and the first read of "
+     "mass_matrix_full and forcing_full), operation counts of those two written out as "
+     "expressions, and the documentation's step `sympy.lambdify(..., cse=True)` of both; "
+     "ratios ours/Kane; times are medians of three runs (below 0.1 s they are mostly "
+     "noise). The lambdified matrices are compared at two states (1e-9) and PyDy's System "
+     "integrates each tool's object before the times count.",
+     ["codegen.bench.dropin", "--repeat", "3", "--cap", "600"]),
     ("Compiler flags", "Compile time and RHS per call under each flag set.",
      ["codegen.bench.flags", "--n", "8", "20"]),
     ("Whole simulations", "RK4 in C against MuJoCo's rollout, DOPRI5 in C against solve_ivp.",
      ["codegen.bench.simulate", "--n", "1", "4", "8", "12", "--rounds", "3"]),
+    ("Events and feedback", "Events located in C on the dense output against the run without "
+     "them, and controller=K against the open loop; both against solve_ivp with the event or "
+     "the controller in Python on the same compiled RHS. Medians of runs in alternation, and "
+     "the best times (on a shared machine the least disturbed runs).",
+     ["codegen.bench.hybrid", "--n", "4", "--rounds", "25"]),
     ("Batches", "Many runs and many RHS evaluations in one call, over both cores.",
      ["codegen.bench.batch", "--n", "4"]),
     ("Stiff models", "Time against precision: our implicit methods, SciPy's and numbalsoda's "

@@ -110,9 +110,9 @@ CG_API int cg_ali3p_step(cg_integrator *s, int *accepted)
     double M[CG_LEN(nm)], P[CG_LEN(nm)], F[CG_LEN(nq)], qd[CG_LEN(nq)], inv[CG_LEN(nq)];
     double f[CG_LEN(nh)], J[CG_LEN(nh * nq)], B[CG_LEN(nh)], Bd[CG_LEN(nh)], S[CG_LEN(nh)];
     double c = 0.0, alpha = 0.0;
-    int i, it;
+    int i, it, code;
     *accepted = 1;
-    cg_inputs_at(s, t);
+    if ((code = cg_inputs(s, t, s->x))) return code;   /* feedback: from the step's start */
     r = s->r;
     for (i = 0; i < nq; i++) {
         const double q0 = s->x[i], v0 = s->x[nq + i], a0 = s->f[nq + i];

@@ -287,6 +287,66 @@ CG_API int cg_project(const cg_model *m, double t, const double *x, const double
     return cg_all_finite(xout, nx) ? CG_OK : CG_ERR_OUTPUT;
 }
 
+CG_API int cg_outputs(const cg_model *m, double t, const double *x, const double *p,
+                      const double *r, double *y)
+{
+    CG_FIX_MODEL(m);
+    const int forces = (m->flags & CG_OUTPUT_FORCES) ? m->nc : 0;
+    int code;
+    if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
+    if (m->outputs) m->outputs(t, x, p, r, y);
+    if (forces && (code = cg_constraint_forces(m, t, x, p, r, y + m->ny - forces))) return code;
+    return cg_all_finite(y, m->ny) ? CG_OK : CG_ERR_OUTPUT;
+}
+
+/* Newton's impact law at event k's contact rows (J, vn, e from the model):
+   M (u+ - u) = J^T Lambda and J u+ + (vn - J u) = -e vn, so
+   (J M^-1 J^T) Lambda = -(1 + e) vn and u+ = u + M^-1 J^T Lambda; q stays. Only a
+   point that approaches (its first row's vn < 0) strikes: else x is unchanged. */
+CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, const double *p,
+                     const double *r, double *xout)
+{
+    CG_FIX_MODEL(m);
+    const int nq = m->nq, nu = m->nu, nj = m->nj;
+    int a, n, i, j, k;
+    if (!m->impacts || event < 0 || event >= m->ne) return CG_ERR_INPUT;
+    a = m->impact_start[event];
+    n = m->impact_start[event + 1] - a;
+    if (n <= 0 || !cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
+    {
+        double J[CG_LEN(nj * nu)], vn[CG_LEN(nj)], e[CG_LEN(nj)], M[CG_LEN(nu * nu)];
+        double W[CG_LEN(n * nu)], G[CG_LEN(n * n)], lam[CG_LEN(n)];
+        int piv[CG_LEN(nu)], gpiv[CG_LEN(n)];
+        m->impacts(t, x, p, r, J, vn, e);
+        for (i = 0; i < m->nx; i++) xout[i] = x[i];
+        if (!(vn[a] < 0.0)) return isfinite(vn[a]) ? CG_OK : CG_ERR_OUTPUT;   /* it leaves */
+        cg_mass_matrix(m, t, x, p, r, M);
+        if (!cg_all_finite(M, nu * nu) || !cg_all_finite(J + a * nu, n * nu)
+            || !cg_all_finite(vn + a, n) || !cg_all_finite(e + a, n)) return CG_ERR_OUTPUT;
+        if (cg_lu_decompose(nu, M, piv)) return CG_ERR_MASS;
+        for (k = 0; k < n; k++) {          /* W's rows: M^-1 J_k^T */
+            for (j = 0; j < nu; j++) W[k * nu + j] = J[(a + k) * nu + j];
+            cg_lu_backsolve(nu, M, piv, W + k * nu);
+        }
+        for (i = 0; i < n; i++) {
+            for (k = 0; k < n; k++) {
+                double sum = 0.0;
+                for (j = 0; j < nu; j++) sum += J[(a + i) * nu + j] * W[k * nu + j];
+                G[i * n + k] = sum;
+            }
+            lam[i] = -(1.0 + e[a + i]) * vn[a + i];
+        }
+        if (cg_lu_decompose(n, G, gpiv)) return CG_ERR_IMPACT;
+        cg_lu_backsolve(n, G, gpiv, lam);
+        for (j = 0; j < nu; j++) {
+            double sum = x[nq + j];
+            for (k = 0; k < n; k++) sum += W[k * nu + j] * lam[k];
+            xout[nq + j] = sum;
+        }
+    }
+    return cg_all_finite(xout, m->nx) ? CG_OK : CG_ERR_OUTPUT;
+}
+
 CG_API void cg_rhs_cb(double t, double *u, double *du, void *data)
 {
     const cg_model *m;

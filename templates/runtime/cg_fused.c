@@ -18,6 +18,7 @@
 #include "cg_dynamics.c"
 #include "cg_jacobian.c"
 #include "cg_step.c"
+#include "cg_events.c"
 #include "cg_explicit.c"
 #include "cg_rosenbrock.c"
 #include "cg_bdf.c"

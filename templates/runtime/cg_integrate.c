@@ -48,18 +48,40 @@ static int cg_method_needs(int method)
 #undef CG_PROPERTIES_CASE
 #undef CG_NEEDS_CASE
 
-/* the doubles after the struct: r, x, f, cont, jac, ft, w, D (then the pivots) */
+/* the doubles after the struct: r, x, f, cont, jac, ft, w, D, x0, f0, jr, kxref, ev_g,
+   ev_gb, ev_gm, ev_x (then the ints: the pivots, ev_index, ev_dir, ev_term, ev_sign) */
 static size_t cg_doubles(const cg_model *m)
 {
-    const size_t nx = (size_t)m->nx;
-    return (size_t)m->nr + 1 + nx * (1 + 1 + 5 + 1 + 8) + 2 * nx * nx;
+    const size_t nx = (size_t)m->nx, ne = (size_t)m->ne;
+    return 2 * ((size_t)m->nr + 1) + nx * (1 + 1 + 5 + 1 + 8 + 3) + 2 * nx * nx + nx * m->nr
+           + 3 * ne;
 }
 
 CG_API size_t cg_integrator_size(const cg_model *m)
 {
     CG_FIX_MODEL(m);
     return sizeof(cg_integrator) + cg_doubles(m) * sizeof(double)
-           + (size_t)CG_LEN(m->nx) * sizeof(int);
+           + (size_t)(CG_LEN(m->nx) + 4 * m->ne) * sizeof(int);
+}
+
+/* the run's state at (t, x): the method starts afresh there (its first step, BDF's order
+   1, a new J), the settings and counters stay */
+static int cg_start(cg_integrator *s, double t, const double *x)
+{
+    int i;
+    s->t = t;
+    s->t_want = -HUGE_VAL;                   /* until integrate_to: every step keeps a dense output */
+    s->h = s->properties & CG_FIXED_STEP ? s->dt : 0.0;
+    s->jac_age = -1;
+    s->w_diag = 0.0;
+    s->order = 0;
+    s->crate = 1.0;
+    s->have_step = 0;
+    for (i = 0; i < s->nx; i++) {
+        s->x[i] = x[i];
+        s->ft[i] = 0.0;    /* ali3p's multipliers start at 0; the Rosenbrock methods write df/dt there first */
+    }
+    return cg_f(s, t, s->x, s->f);
 }
 
 CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, double t0,
@@ -79,7 +101,25 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->ft = s->jac + nx * nx;
     s->w = s->ft + nx;
     s->D = s->w + nx * nx;
-    s->piv = (int *)(s->D + 8 * nx);
+    s->x0 = s->D + 8 * nx;
+    s->f0 = s->x0 + nx;
+    s->jr = s->f0 + nx;
+    s->kxref = s->jr + nx * nr;
+    s->ev_g = s->kxref + nr + 1;
+    s->ev_gb = s->ev_g + CG_MODEL(m)->ne;
+    s->ev_gm = s->ev_gb + CG_MODEL(m)->ne;
+    s->ev_x = s->ev_gm + CG_MODEL(m)->ne;
+    s->piv = (int *)(s->ev_x + nx);
+    s->ev_index = s->piv + CG_LEN(nx);
+    s->ev_dir = s->ev_index + CG_MODEL(m)->ne;
+    s->ev_term = s->ev_dir + CG_MODEL(m)->ne;
+    s->ev_sign = s->ev_term + CG_MODEL(m)->ne;
+    s->K = 0;
+    s->controller = 0;
+    s->control_data = 0;
+    s->n_ev = 0;
+    s->ev_last = -1;
+    s->ev_pending = 0;
     if (method < 0 || method >= CG_N_METHODS) return CG_ERR_INPUT;
     if (nr > 0 && n_table <= 0) return CG_ERR_INPUT;
     if (!cg_finite_inputs(m, t0, x0, p, nr ? r_table : 0)) return CG_ERR_INPUT;
@@ -90,24 +130,17 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->properties = cg_method_properties(method);
     s->stepper = &cg_steppers[method];
     s->t = t0;
-    s->t_want = -HUGE_VAL;                   /* until integrate_to: every step keeps a dense output */
     s->rtol = rtol;
     s->atol = atol;
     s->dt = dt;
-    s->h = dt;
     s->max_steps = CG_MAX_STEPS;
     s->pause = 0;
-    s->jac_age = -1;
-    s->w_diag = 0.0;
-    s->order = 0;
-    s->crate = 1.0;
     s->steps = s->rejected = s->nfev = 0;
     s->p = p;
     s->n_table = n_table;
     s->hold = 1;
     s->t_table = t_table;
     s->r_table = r_table;
-    s->have_step = 0;
     s->rank_seen = 0;
     s->ratio_low = 1.0;
     s->t_low = t0;
@@ -116,9 +149,39 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     if ((s->properties & CG_TOLERANCES) && !(rtol > 0.0 && atol > 0.0)) return CG_ERR_INPUT;
     needs = cg_method_needs(method);
     if ((CG_MODEL(m)->flags & needs) != needs) return CG_ERR_METHOD;
-    /* ali3p's multipliers start at 0; the Rosenbrock methods write df/dt there first */
-    for (i = 0; i < nx; i++) s->ft[i] = 0.0;
-    return cg_f(s, t0, s->x, s->f);
+    return cg_start(s, t0, x0);
+}
+
+CG_API int cg_integrator_restart(cg_integrator *s, double t, const double *x)
+{
+    int code;
+    if (!(isfinite(t) && cg_all_finite(x, s->nx))) return CG_ERR_RESET;
+    if ((code = cg_start(s, t, x))) return code;
+    return cg_events_start(s, s->ev_last);
+}
+
+CG_API int cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
+                                 cg_controller_fn controller, void *data)
+{
+    const int nr = CG_SM(s)->nr, nx = CG_NX(s);
+    int i, j;
+    s->K = nr ? K : 0;
+    for (i = 0; i < nr; i++) {
+        double sum = 0.0;
+        if (s->K && x_ref) for (j = 0; j < nx; j++) sum += K[i * nx + j] * x_ref[j];
+        s->kxref[i] = sum;
+    }
+    s->controller = CG_SM(s)->nr ? controller : 0;
+    s->control_data = data;
+    s->jac_age = -1;
+    return cg_f(s, s->t, s->x, s->f);           /* the derivative at the start, closed */
+}
+
+CG_API int cg_integrator_outputs(cg_integrator *s, double t, const double *x, double *y)
+{
+    int code;
+    if ((code = cg_inputs(s, t, x))) return code;
+    return cg_outputs(CG_SM(s), t, x, s->p, s->r, y);
 }
 
 /* a fixed-step method to t_out: steps of dt, the last stretched or shortened to land
@@ -127,11 +190,20 @@ static int cg_fixed_to(cg_integrator *s, double t_out, double *x_out, long pause
 {
     const int nx = CG_NX(s);
     int i, accepted, code;
-    while (t_out - s->t > CG_T_SAME * cg_scale(t_out)) {
+    for (;;) {
+        /* events: up to the step's end, which lands on t_out */
+        if (s->n_ev && (code = cg_events_check(s, s->t))) return code;
+        if (!(t_out - s->t > CG_T_SAME * cg_scale(t_out))) break;
         s->h = s->t + s->dt > t_out - CG_LAND_SLACK * s->dt ? t_out - s->t : s->dt;
         if (s->steps >= s->max_steps) return CG_ERR_STEPS;
         if (s->steps == pause_at) return CG_PAUSED;
+        if (s->n_ev)                 /* the step's start, for its cubic Hermite */
+            for (i = 0; i < nx; i++) {
+                s->x0[i] = s->x[i];
+                s->f0[i] = s->f[i];
+            }
         if ((code = s->stepper->step(s, &accepted))) return code;
+        if (s->n_ev) cg_hermite(s);
     }
     for (i = 0; i < nx; i++) x_out[i] = s->x[i];
     return CG_OK;
@@ -144,6 +216,7 @@ static int cg_adaptive_to(cg_integrator *s, double t_out, double *x_out, long pa
     const cg_stepper *st = s->stepper;
     int i, accepted, code;
     if (t_out == s->t || (!s->have_step && t_out <= s->t)) {
+        if (s->n_ev && t_out == s->t && (code = cg_events_check(s, t_out))) return code;
         for (i = 0; i < nx; i++) x_out[i] = s->x[i];    /* at the current time */
         return CG_OK;
     }
@@ -154,12 +227,19 @@ static int cg_adaptive_to(cg_integrator *s, double t_out, double *x_out, long pa
             s->h = CG_H_START * (t_out - s->t > 1.0 ? t_out - s->t : 1.0);
         }
     }
-    s->t_want = t_out;                 /* only the step that reaches it needs a dense output */
-    while (t_out > s->t) {
+    /* only the step that reaches t_out needs a dense output, unless events are located */
+    s->t_want = s->n_ev ? -HUGE_VAL : t_out;
+    for (;;) {
+        if (s->n_ev && (code = cg_events_check(s, t_out < s->t ? t_out : s->t))) return code;
+        if (!(t_out > s->t)) break;
         if (s->steps + s->rejected >= s->max_steps) return CG_ERR_STEPS;
         if (s->steps + s->rejected == pause_at) return CG_PAUSED;
         if (cg_h_too_small(s)) return CG_ERR_STEPSIZE;
         if ((code = st->step(s, &accepted))) return code;
+    }
+    if (t_out == s->t) {               /* the step ended on it (or nothing was stepped) */
+        for (i = 0; i < nx; i++) x_out[i] = s->x[i];
+        return CG_OK;
     }
     st->interpolate(s, t_out, x_out);  /* inside the last step [t_old, t] */
     /* near overflow the interpolant can overflow between finite ends */

@@ -138,6 +138,15 @@ struct cg_integrator {
        (cg_integrator_nearest_singular) */
     int rank_seen;
     double ratio_low, t_low;
+    /* feedback (cg_integrator_control): r - K (x - x_ref), then the controller */
+    const double *K;
+    cg_controller_fn controller;
+    void *control_data;
+    /* events (cg_events.c): n_ev located, searched up to ev_t, where the model's event
+       functions are ev_g; per located one (a slot): its model index, direction, terminal
+       flag and sign at ev_t (0: none yet); the last one reported: slot, time, state */
+    int n_ev, ev_last, ev_pending;   /* pending: more events may be at ev_t */
+    double ev_t, ev_t_last;
     /* views into the storage after the struct (cg_integrator_size) */
     double *r;                       /* nr + 1: the inputs at the current stage */
     double *x, *f;                   /* state and its derivative at t (FSAL) */
@@ -145,7 +154,13 @@ struct cg_integrator {
     double *jac, *ft;                /* implicit methods: J (nx x nx), df/dt */
     double *w;                       /* LU of W */
     double *D;                       /* BDF: backward differences, orders up to 5 (8 nx) */
+    double *x0, *f0;                 /* a fixed step's start, for events' dense output */
+    double *jr;                      /* d dx / d r (nx x nr), for J - Jr K */
+    double *kxref;                   /* K x_ref (nr) */
+    double *ev_g, *ev_gb, *ev_gm;    /* ne each: event functions at ev_t, at b, on the way */
+    double *ev_x;                    /* the last event's state */
     int *piv;
+    int *ev_index, *ev_dir, *ev_term, *ev_sign;   /* ne each, per slot */
 };
 
 /* ---- cg_step.c: the step kit ---- */
@@ -186,6 +201,7 @@ static inline double cg_step_factor(double err, double exponent, double fac_max)
 }
 
 CG_API void cg_inputs_at(cg_integrator *s, double t);
+CG_API int cg_inputs(cg_integrator *s, double t, const double *x);
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx);
 CG_API double cg_err_norm(const double *e, const double *a, const double *b, int n, double rtol,
                    double atol);
@@ -197,6 +213,19 @@ CG_API void cg_cont_dense(const cg_integrator *s, double t, double *x_out);
 CG_API int cg_step_jacobian(cg_integrator *s, int with_dt);
 CG_API int cg_lu_w(cg_integrator *s, double diag);
 CG_API int cg_after_singular(const cg_integrator *s);
+
+/* ---- cg_events.c: event location on the dense output ---- */
+/* the state at t within the last step (t_old <= t <= t): the method's dense output, a
+   fixed step's cubic Hermite (cg_cont_dense of s->cont), or s->x at its end */
+CG_API void cg_state_at(const cg_integrator *s, double t, double *x);
+/* a fixed step just taken from (x0, f0): its cubic Hermite into s->cont */
+CG_API void cg_hermite(cg_integrator *s);
+/* the event functions' signs and values at the run's (re)start; skip: a slot left
+   without a sign (the event that caused a restart), else -1 */
+CG_API int cg_events_start(cg_integrator *s, int skip);
+/* the next event in (ev_t, b] (b <= s->t): CG_EVENT with it recorded, or CG_OK with
+   ev_t moved to b; another status is the run's failure */
+CG_API int cg_events_check(cg_integrator *s, double b);
 
 /* ---- the methods' steps (cg_stepper.step) and dense outputs ---- */
 CG_API int cg_rk4_step(cg_integrator *s, int *accepted);

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 5
+#define CG_ABI_VERSION 6
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -47,6 +47,9 @@ extern "C" {
 #define CG_NEAR_SINGULAR_RATIO 1e-2
 /* the steps (accepted and rejected) a run may take, unless cg_integrator_set says otherwise */
 #define CG_MAX_STEPS 10000000L
+/* an event's time is located to within CG_EVENT_TOL (1 + |t|) on the dense output (four
+   units in the last place, as SciPy's solve_ivp asks of its root finder) */
+#define CG_EVENT_TOL 8.9e-16
 
 /* X(symbol, value, message): every status code. The runtime's functions return the
    codes from 0 up; the negative ones are given by the Python side */
@@ -68,7 +71,13 @@ extern "C" {
     X(CG_ERR_METHOD, 12, "ali3p needs holonomic constraints only, q' = u and a symmetric M") \
     X(CG_NEAR_SINGULAR, 13, "the run passed by a singular position of the constraints (s_k / s_1 below " CG_STR(CG_NEAR_SINGULAR_RATIO) "), where the SVD elimination, not the motion, chose the branch followed (method='ali3p' follows the motion)") \
     X(CG_ERR_MANIFOLD, 14, "the state left its configuration constraints (|f| above " CG_STR(CG_MANIFOLD_FACTOR) " times the tolerance, and above " CG_STR(CG_MANIFOLD_TOL) "): stabilize (baumgarte_alpha, baumgarte_beta) or tighten the tolerances") \
-    X(CG_ERR_PROJECT, 15, "the projection onto the constraints did not reach its tolerance in maxiter Newton steps")
+    X(CG_ERR_PROJECT, 15, "the projection onto the constraints did not reach its tolerance in maxiter Newton steps") \
+    X(CG_EVENT, 16, "an event was located (cg_integrator_event says which); call cg_integrate_to again to go on") \
+    X(CG_TERMINAL_EVENT, 17, "a terminal event ended the run") \
+    X(CG_MAX_EVENTS, 18, "the run ended at its max_events-th event") \
+    X(CG_ERR_CONTROL, 19, "the controller gave a non-finite input") \
+    X(CG_ERR_IMPACT, 20, "the impact's contact Jacobian is zero here (J M^-1 J^T is singular): the contact point cannot move along its normal") \
+    X(CG_ERR_RESET, 21, "the state after the reset is not finite")
 
 /* X(symbol, value, meaning): the descriptor's flags */
 #define CG_FLAG_LIST(X) \
@@ -76,7 +85,8 @@ extern "C" {
     X(CG_TREE, 2, "u' comes from the articulated-body recursion (tree), not from M") \
     X(CG_UNROLLED, 4, "M u' = F has an unrolled L D L^T (ldl)") \
     X(CG_QDOT_IS_U, 8, "the speeds are the coordinates' rates: q' = u") \
-    X(CG_HOLONOMIC, 16, "run-time constraints, every row from a configuration constraint (0 < nh == nc)")
+    X(CG_HOLONOMIC, 16, "run-time constraints, every row from a configuration constraint (0 < nh == nc)") \
+    X(CG_OUTPUT_FORCES, 32, "the last nc outputs are the constraint forces lambda, which the runtime computes (cg_outputs)")
 
 /* X(symbol, value, meaning): the properties of an integration method */
 #define CG_PROPERTY_LIST(X) \
@@ -135,7 +145,18 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
                  double *Rr)) \
     /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
        (nu x np) into Rp; NULL unless asked for */ \
-    X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp))
+    X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp)) \
+    /* the outputs the model was generated with (ny entries, output_names; without the \
+       constraint forces the runtime appends under CG_OUTPUT_FORCES); NULL if none */ \
+    X(outputs, (CG_MODEL_INPUTS, double *y)) \
+    /* the event functions g (ne entries, event_names), whose sign changes the \
+       integrators locate; NULL if none */ \
+    X(events, (CG_MODEL_INPUTS, double *g)) \
+    /* the impacts' contact Jacobians: for each of the nj rows (the rows of event k are \
+       impact_start[k] .. impact_start[k + 1] - 1), the partial velocities of the contact \
+       point along a normal over the speeds into J (nj x nu, row-major), that velocity \
+       into vn and the coefficient of restitution into e; NULL if no event has an impact */ \
+    X(impacts, (CG_MODEL_INPUTS, double *J, double *vn, double *e))
 
 #define CG_FUNCTION_TYPE(kind, parameters) typedef void (*cg_##kind##_fn) parameters;
 CG_FUNCTION_LIST(CG_FUNCTION_TYPE)
@@ -143,6 +164,18 @@ CG_FUNCTION_LIST(CG_FUNCTION_TYPE)
 
 struct cg_model;
 struct cg_integrator;
+
+/* X(name, parameters): the functions a caller gives the runtime, each the type
+   cg_<name>_fn. controller: a feedback law run at every right-hand side of an
+   integration (cg_integrator_control): r holds the inputs of the moment (the table's, or
+   the linear law's) on entry, and the law writes the inputs to apply there; data is the
+   pointer given with it */
+#define CG_CALLBACK_LIST(X) \
+    X(controller, (double t, const double *x, const double *p, double *r, void *data))
+
+#define CG_CALLBACK_TYPE(name, parameters) typedef void (*cg_##name##_fn) parameters;
+CG_CALLBACK_LIST(CG_CALLBACK_TYPE)
+#undef CG_CALLBACK_TYPE
 
 /* X(type, name, parameters): the runtime's entry points, cg_<name> in cg_runtime.h
    (their meaning is there), and in this order the fields of cg_runtime */
@@ -164,7 +197,17 @@ struct cg_integrator;
     X(int, integrate_to, (struct cg_integrator *s, double t_out, double *x_out)) \
     X(void, integrator_stats, (const struct cg_integrator *s, long *steps, long *rejected, \
                                long *nfev, double *t)) \
-    X(void, integrator_set, (struct cg_integrator *s, long max_steps, int hold, long pause))
+    X(void, integrator_set, (struct cg_integrator *s, long max_steps, int hold, long pause)) \
+    X(int, outputs, (const struct cg_model *m, CG_MODEL_INPUTS, double *y)) \
+    X(int, impact, (const struct cg_model *m, int event, CG_MODEL_INPUTS, double *xout)) \
+    X(int, integrator_control, (struct cg_integrator *s, const double *K, const double *x_ref, \
+                                cg_controller_fn controller, void *data)) \
+    X(int, integrator_events, (struct cg_integrator *s, int n, const int *index, \
+                               const int *direction, const int *terminal)) \
+    X(int, integrator_event, (const struct cg_integrator *s, int *index, double *t, double *x)) \
+    X(int, integrator_restart, (struct cg_integrator *s, double t, const double *x)) \
+    X(int, integrator_impact, (struct cg_integrator *s, double *xout)) \
+    X(int, integrator_outputs, (struct cg_integrator *s, double t, const double *x, double *y))
 
 /* The runtime's entry points as a table. The shared runtime's is cg_runtime_shared; a
    fused build carries its own, specialized for the model, in its descriptor. */
@@ -189,6 +232,10 @@ typedef struct cg_model {
     const char *const *specified_names;
     CG_FUNCTION_LIST(CG_FUNCTION_FIELD)   /* the model's functions, by kind */
     const cg_runtime *runtime;         /* a fused build's own runtime, else NULL (the shared one) */
+    int ny, ne, nj;                    /* outputs, event functions, impact rows */
+    const char *const *output_names;   /* ny and ne names, NULL-terminated */
+    const char *const *event_names;
+    const int *impact_start;           /* ne + 1 offsets into the impact rows (NULL if nj is 0) */
 } cg_model;
 #undef CG_FUNCTION_FIELD
 

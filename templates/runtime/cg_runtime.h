@@ -69,6 +69,20 @@ CG_API void cg_residuals(const cg_model *m, double t, const double *x, const dou
 CG_API int cg_project(const cg_model *m, double t, const double *x, const double *p, const double *r,
                double tol, int maxiter, double *xout);
 
+/* the model's outputs y (ny, in output_names' order): its generated outputs, then under
+   CG_OUTPUT_FORCES the constraint forces lambda (the last nc). CG_ERR_OUTPUT where one
+   is not finite */
+CG_API int cg_outputs(const cg_model *m, double t, const double *x, const double *p,
+                      const double *r, double *y);
+/* the state just after the impact of event k (0 <= k < ne, an event with impact rows):
+   Newton's law at its contact point, M (u+ - u) = J^T Lambda with J u+ = -e J u (J: the
+   point's partial velocities along each normal, e: the restitution), q unchanged; x
+   itself where the point does not approach (the first normal's velocity is not < 0).
+   CG_ERR_IMPACT when J M^-1 J^T is singular (the point cannot move along a normal),
+   CG_ERR_INPUT for an event without impact, CG_ERR_MASS for a singular M */
+CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, const double *p,
+                     const double *r, double *xout);
+
 /*
  * Integrators: fixed-step RK4, adaptive Dormand-Prince 5(4) with dense output,
  * and for stiff models Rosenbrock 4(3) (a finite-difference Jacobian every
@@ -124,6 +138,44 @@ CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t);
    CG_NEAR_SINGULAR_RATIO (the trajectory is whole, but its branch was the SVD's choice),
    else CG_OK */
 CG_API int cg_integrator_warning(const cg_integrator *s);
+
+/*
+ * What a run does besides integrating (see the guide's "Outputs, events, impacts and
+ * feedback"):
+ *
+ * Feedback: the inputs at every right-hand side are the table's, then, with K (nr x nx,
+ * row-major), r - K (x - x_ref) (x_ref NULL: zero), then the controller's (NULL: none),
+ * which may overwrite r (cg_model.h's cg_controller_fn). K and data are read, not copied
+ * (x_ref is read here, once); set them before the first step (the derivative at the start is evaluated again,
+ * with its status returned). A non-finite input ends the run with CG_ERR_CONTROL. The
+ * implicit methods form
+ * J - Jr K with K alone, and differences with a controller function; ali3p holds the
+ * inputs over each step at their value at its start.
+ *
+ * Events: cg_integrator_events asks the run to locate the sign changes of n of the
+ * model's event functions (index[i] in 0 .. ne - 1; direction[i] = +1 for rising, -1
+ * for falling, 0 for both; terminal[i] 0 or 1), on the method's dense output (a cubic
+ * Hermite between a fixed step's ends), each to CG_EVENT_TOL (1 + |t|) in t. A sign
+ * change is between values of opposite signs: a function at exactly 0 where the run
+ * starts has no sign until it leaves 0. cg_integrate_to then returns CG_EVENT at each
+ * event, in time order, before any output time after it; cg_integrator_event gives its
+ * model index, time and state, and returns whether it is terminal. Call
+ * cg_integrate_to again to go on; after a terminal event, either stop or go on from a
+ * new state at the event's time with cg_integrator_restart (the method starts afresh
+ * there, the counters and settings stay; the event that caused it has no sign until its
+ * function leaves 0), for example the state cg_impact gives.
+ */
+CG_API int cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
+                                 cg_controller_fn controller, void *data);
+CG_API int cg_integrator_events(cg_integrator *s, int n, const int *index, const int *direction,
+                                const int *terminal);
+CG_API int cg_integrator_event(const cg_integrator *s, int *index, double *t, double *x);
+CG_API int cg_integrator_restart(cg_integrator *s, double t, const double *x);
+/* the state after the last event's impact: cg_impact at its time and state, with the
+   run's inputs there */
+CG_API int cg_integrator_impact(cg_integrator *s, double *xout);
+/* the outputs at (t, x) with the run's inputs there (its table and feedback) */
+CG_API int cg_integrator_outputs(cg_integrator *s, double t, const double *x, double *y);
 
 /* cg_rhs as void f(double t, double *u, double *du, void *data) (numbalsoda's signature):
    data = [the model's address in the first 8 bytes, p (np values), r (nr values)];

@@ -33,14 +33,49 @@ CG_API void cg_inputs_at(cg_integrator *s, double t)
     }
 }
 
+/* the feedback at (t, x) on the table's inputs in s->r: r - K (x - x_ref), then the
+   controller; CG_ERR_CONTROL where it gives a non-finite input */
+CG_ALWAYS_INLINE int cg_feedback(cg_integrator *s, double t, const double *x)
+{
+    const int nr = CG_SM(s)->nr, nx = CG_NX(s);
+    double *r = s->r, z = 0.0;
+    int i, j;
+    if (s->K) {                      /* r + K x_ref - K x, K x_ref formed once (kxref) */
+        for (i = 0; i < nr; i++) {   /* four partial sums: short chains of additions */
+            const double *CG_RESTRICT k = s->K + i * nx;
+            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+            for (j = 0; j + 3 < nx; j += 4) {
+                a0 += k[j] * x[j];
+                a1 += k[j + 1] * x[j + 1];
+                a2 += k[j + 2] * x[j + 2];
+                a3 += k[j + 3] * x[j + 3];
+            }
+            for (; j < nx; j++) a0 += k[j] * x[j];
+            r[i] += s->kxref[i] - ((a0 + a1) + (a2 + a3));
+        }
+    }
+    if (s->controller) s->controller(t, x, s->p, r, s->control_data);
+    for (i = 0; i < nr; i++) z += r[i] * 0.0;           /* NaN for a non-finite input */
+    return z == 0.0 ? CG_OK : CG_ERR_CONTROL;
+}
+
+/* the inputs at (t, x) into s->r: the table's at t, then the feedback's */
+CG_API int cg_inputs(cg_integrator *s, double t, const double *x)
+{
+    cg_inputs_at(s, t);
+    return s->K || s->controller ? cg_feedback(s, t, x) : CG_OK;
+}
+
 /* dx = f(t, x) with the inputs at t, counted; with run-time constraints, the lowest
    ratio of singular values met (cg_integrator_nearest_singular) */
 CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx)
 {
     const cg_model *m = CG_SM(s);
     int code;
-    cg_inputs_at(s, t);
     s->nfev++;
+    cg_inputs_at(s, t);
+    if ((s->K || s->controller) && (code = cg_feedback(s, t, x)))
+        return cg_all_finite(x, CG_NX(s)) ? code : CG_ERR_OUTPUT;   /* else the overflow */
     if (m->nc) {            /* how near the constraints come to a rank drop */
         double sv[CG_LEN(m->nu)];
         code = cg_dynamics_sv(m, t, x, s->p, s->r, dx, sv);
@@ -157,8 +192,8 @@ CG_API int cg_on_manifold(cg_integrator *s)
         const double tol = s->rtol > s->atol ? s->rtol : s->atol;
         const double bound = CG_MANIFOLD_FACTOR * tol > CG_MANIFOLD_TOL
                              ? CG_MANIFOLD_FACTOR * tol : CG_MANIFOLD_TOL;
-        int i;
-        cg_inputs_at(s, s->t);
+        int i, code;
+        if ((code = cg_inputs(s, s->t, s->x))) return code;
         m->position(s->t, s->x, s->p, s->r, f, fq);
         for (i = 0; i < m->nh; i++)
             if (!(fabs(f[i]) <= bound)) return CG_ERR_MANIFOLD;
@@ -184,8 +219,9 @@ CG_API void cg_cont_dense(const cg_integrator *s, double t, double *x_out)
 /* ---- the implicit methods' Jacobian and W ---- */
 
 /* J = df/dx (row-major, into s->jac) and, with_dt, df/dt (s->ft) at the
-   current (t, x): the model's analytic Jacobian when it has one, else forward
-   differences from f = s->f (nx RHS calls); df/dt by a difference (1 call) */
+   current (t, x): the model's analytic Jacobian when it has one (under the linear law
+   r - K (x - x_ref), J - Jr K), else forward differences from f = s->f (nx RHS calls,
+   also under a controller function); df/dt by a difference (1 call) */
 CG_API int cg_step_jacobian(cg_integrator *s, int with_dt)
 {
     const int nx = CG_NX(s);
@@ -193,12 +229,21 @@ CG_API int cg_step_jacobian(cg_integrator *s, int with_dt)
     const double t = s->t, *x = s->x, *f0 = s->f;
     double dt;
     int i, j, code;
-    if (CG_SM(s)->jacobian) {        /* the model's analytic Jacobian: one evaluation */
-        cg_inputs_at(s, t);
+    if (CG_SM(s)->jacobian && !s->controller) {   /* the model's analytic Jacobian */
+        const int nr = CG_SM(s)->nr;
+        if ((code = cg_inputs(s, t, x))) return code;
         s->nfev++;
-        code = cg_jacobian(CG_SM(s), t, x, s->p, s->r, s->jac, 0);
+        code = cg_jacobian(CG_SM(s), t, x, s->p, s->r, s->jac, s->K ? s->jr : 0);
         if (code && !cg_all_finite(x, nx)) return CG_ERR_OUTPUT;
         if (code) return code;
+        if (s->K)                    /* the closed loop: d r / d x = -K */
+            for (i = 0; i < nx; i++)
+                for (j = 0; j < nx; j++) {
+                    double sum = 0.0;
+                    int k;
+                    for (k = 0; k < nr; k++) sum += s->jr[i * nr + k] * s->K[k * nx + j];
+                    s->jac[i * nx + j] -= sum;
+                }
     } else for (j = 0; j < nx; j++) {   /* else forward differences, nx evaluations */
         const double dx = sqrt(CG_DIFF_EPS) * cg_scale(x[j]);
         for (i = 0; i < nx; i++) xp[i] = x[i];

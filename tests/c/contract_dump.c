@@ -10,6 +10,7 @@
 #define METHOD(symbol, value, name, properties, needs) \
     printf("method %s %d %s %d %d\n", #symbol, value, name, properties, needs);
 #define FUNCTION(kind, parameters) printf("function %s %s\n", #kind, CG_STR(parameters));
+#define CALLBACK(name, parameters) printf("callback %s %s\n", #name, CG_STR(parameters));
 #define ENTRY(type, name, parameters) \
     printf("entry %s %s %s\n", #type, #name, CG_STR(parameters));
 
@@ -20,11 +21,13 @@ int main(void)
     CG_PROPERTY_LIST(PROPERTY)
     CG_METHOD_LIST(METHOD)
     CG_FUNCTION_LIST(FUNCTION)
+    CG_CALLBACK_LIST(CALLBACK)
     CG_RUNTIME_LIST(ENTRY)
     printf("constant CG_ABI_VERSION %d\n", CG_ABI_VERSION);
     printf("constant CG_MANIFOLD_TOL %.17g\n", CG_MANIFOLD_TOL);
     printf("constant CG_MANIFOLD_FACTOR %.17g\n", CG_MANIFOLD_FACTOR);
     printf("constant CG_NEAR_SINGULAR_RATIO %.17g\n", CG_NEAR_SINGULAR_RATIO);
     printf("constant CG_MAX_STEPS %ld\n", CG_MAX_STEPS);
+    printf("constant CG_EVENT_TOL %.17g\n", CG_EVENT_TOL);
     return 0;
 }
