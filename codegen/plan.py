@@ -22,9 +22,10 @@ def _flat(matrix) -> list:
 
 # One operation of the recursion against one of the dense program and its solve, as
 # measured on the 3-D trees: its long dependency chains and many live temporaries
-# make each cost more (the humanoid: 0.83 times the dense operations, 1.08 times its
-# time; spatial_chain(2) and (4): 0.67 and 0.37 times the operations, 0.75 and 0.49
-# times the time).
+# make each cost more (the humanoid's, before its kinematics were composed point by
+# point: 0.83 times the dense operations, 1.08 times its time, and since: 0.80 times
+# the operations, 0.82 times the time; spatial_chain(2) and (4): 0.67 and 0.37 times
+# the operations, 0.75 and 0.49 times the time).
 TREE_OPERATION_COST = 1.25
 
 

@@ -240,11 +240,7 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
     for e in exprs:
         free |= e.free_symbols
     temp_symbols = sm.numbered_symbols(_temp_prefix(cnames), real=True, exclude=free)
-    import os
-    if os.environ.get("CODEGEN_CSE") == "sympy":
-        temps, reduced = sm.cse(exprs, symbols=temp_symbols, order="none")
-    else:
-        temps, reduced = cse(exprs, temp_symbols)
+    temps, reduced = cse(exprs, temp_symbols)
     if items:
         temps = _dependency_order(list(temps) + [(item.symbol, e) for item, e in
                                                  zip(items, reduced[:len(items)])])

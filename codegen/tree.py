@@ -126,7 +126,7 @@ def _carried(G, Gp, cols, R, r, numeric) -> bool:
     two generic points (numeric: see codegen.symbolic.vanishes), in floats: the check is
     O(n) numbers per body, where products of SymPy matrices would cost O(n) each."""
     R = R.tolist() if isinstance(R, sm.MatrixBase) else R
-    exprs = [e for row in R for e in row] + list(r) \
+    exprs = [sm.sympify(e) for e in [e for row in R for e in row] + list(r)] \
         + [Gp[i][j] for j in cols for i in range(6)] + [G[i][j] for j in cols for i in range(6)]
     m = len(cols)
     for point in (0, 1):
