@@ -62,6 +62,7 @@ def plan_frames(tree: dict, frames: dict, wanted: dict) -> dict:
     {point: frame the formulation takes it in}. Ties go to the parent's frame, then to
     the position's own frames in their order."""
     depth, children, parts, cand = {}, {}, {}, {}
+    root = next(F for F, P in frames.items() if P is None)
     for Q, O in tree.items():
         depth[Q] = 0 if O is None else depth[O] + 1
         if O is None:
@@ -70,7 +71,9 @@ def plan_frames(tree: dict, frames: dict, wanted: dict) -> dict:
         parts[Q] = [G for _, G in Q._pos_dict[O].args]
         options = parts[Q] + [frames.get(G) for G in parts[Q]] + [wanted.get(Q)] \
             + parts.get(O, [])
-        cand[Q] = list(dict.fromkeys(G for G in options if G is not None))
+        # a point at its parent (a zero position) has no frame of its own: its parent's
+        cand[Q] = list(dict.fromkeys(G for G in options if G is not None)) \
+            or list(cand.get(O, [root]))
 
     def own(Q, X):
         c = sum(_cost(frames, G, X) for G in parts[Q])

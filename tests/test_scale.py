@@ -116,3 +116,28 @@ def test_sources_do_not_depend_on_the_hash_seed():
         assert proc.returncode == 0, proc.stderr
         outs.append(proc.stdout)
     assert outs[0] == outs[1] and outs[0].count("\n") > 3
+
+
+def test_point_at_its_parent_is_composed():
+    """A point located from another at a zero position (no frame of its own) takes its
+    parent's velocity: a pendulum hung from such a point."""
+    import sympy.physics.mechanics as me
+    from codegen import equations_of
+    q, u = me.dynamicsymbols("q u")
+    m, l, g = sm.symbols("m l g")
+    N = me.ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [q, N.z])
+    A.set_ang_vel(N, u * N.z)
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    H = O.locatenew("H", 0)
+    P = H.locatenew("P", l * A.x)
+    P.set_vel(N, u * l * A.y)             # H's velocity never asked: H is not at rest
+    ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()],
+                           bodies=[me.Particle("p", P, m)], forcelist=[(P, -m * g * N.y)])
+    eq = equations_of(ga)
+    inline = {}
+    for item in eq.intermediates:
+        inline[item.symbol] = item.expr.xreplace(inline)
+    assert sm.simplify(eq.M[0, 0].xreplace(inline) - m * l**2) == 0
+    assert sm.simplify(eq.F[0].xreplace(inline) + g * l * m * sm.cos(eq.q[0])) == 0
