@@ -248,8 +248,11 @@ class Kinematics:
         memo = {**self._memo, **{s.diff(t): d for s, d in zip(self.q, qd)}}
         kd = [memo_xreplace(sm.sympify(e), memo) for e in kd]
         speeds = self.us + self.uas
-        k_kqdot = sm.Matrix([[e.diff(d) for d in qd] for e in kd])
-        k_ku = sm.Matrix([[e.diff(s) for s in speeds] for e in kd]) if speeds else sm.zeros(n, 0)
+        def row(e, wrt):        # only by the symbols e has: O(n) for the usual u = q'
+            free = e.free_symbols
+            return [e.diff(s) if s in free else sm.S.Zero for s in wrt]
+        k_kqdot = sm.Matrix([row(e, qd) for e in kd])
+        k_ku = sm.Matrix([row(e, speeds) for e in kd]) if speeds else sm.zeros(n, 0)
         zero = dict.fromkeys(speeds + qd, 0)
         f_k = sm.Matrix([e.xreplace(zero) for e in kd])
         linear = set(self.us + qd)
