@@ -20,7 +20,6 @@ from .handoff import Formed
 from .kinematics import Kinematics, as_list
 from .linearize import GibbsAppellLinearizer
 from .public import form_public
-from .relative import composition_pays
 
 __all__ = ["GibbsAppellMethod"]
 
@@ -168,14 +167,12 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
             self._fr, self._frstar = to_time(f['fr']), to_time(f['frstar'])
         return self._fr, self._frstar
 
-    def _uses_relative(self, bodies, loads) -> bool:
+    def _uses_relative(self) -> bool:
         """Whether to compose the velocities as intermediates (codegen.relative): asked
-        for, or (None) a model without constraints or auxiliary speeds where it pays."""
+        for, or (None) any model without constraints or auxiliary speeds."""
         if self._relative is not None:
             return self._relative
-        if self._nh is not None or self._runtime is not None or self._kin.uas:
-            return False
-        return composition_pays(bodies, loads, self._inertial)
+        return self._nh is None and self._runtime is None and not self._kin.uas
 
     def _form_fr(self, fl):
         """KanesMethod's check of a force list (the equations are formed together)."""
@@ -221,18 +218,16 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
         if self._formed is None:
             given = self._need_given()
             bodies, loads = given['bodies'], given['loads']
-            ga = form(self._kin, self._inertial, bodies, loads,
-                      relative=self._uses_relative(bodies, loads))
-            self._formed = dict(ga=ga, **self._kane_form(ga.M, ga.Q, ga.R),
-                                items=ga.intermediates, **given)
+            ga = form(self._kin, self._inertial, bodies, loads, relative=self._uses_relative())
+            self._formed = dict(ga=ga, items=ga.intermediates, **given)
         return self._formed
 
     def _handoff(self) -> Formed:
         """The formed equations as a value for code generation and linearization."""
         if self._codegen is None:
             f = self._need_formed()
-            self._codegen = Formed(self._kin, self._constraints, f['ga'], f['fr'], f['frstar'],
-                                   f['bodies'], f['loads'])
+            self._codegen = Formed(self._kin, self._constraints, f['ga'], f['bodies'],
+                                   f['loads'])
         return self._codegen
 
     # -- KanesMethod's members ------------------------------------------------------

@@ -58,7 +58,8 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
              recursive=Options.recursive, unrolled_limit: int = Options.unrolled_limit,
              fused: bool = Options.fused, jacobian: bool | None = Options.jacobian,
              parameter_jacobian: bool = Options.parameter_jacobian, progress: bool = False,
-             outputs=None, events=None, impacts=None, control=None):
+             outputs=None, events=None, impacts=None, control=None,
+             budget: float | None = Options.budget):
     """Generate, compile and load the dynamics of a formed model.
 
     Parameters
@@ -107,6 +108,10 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         ``{input: law}`` (the input as its function of time or its name, the law an
         expression like an output's): the closed loop compiled in; the input leaves
         r, and the standalone C and the FMU are the closed-loop model.
+    budget : float, optional
+        Seconds the build may take (forming to compiling, wall clock). A model
+        that would take longer stops with :class:`codegen.BudgetError`, whose
+        message names the stage; nothing is written. None (the default): no limit.
 
     Returns
     -------
@@ -116,8 +121,10 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     """
     options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive,
                       unrolled_limit=unrolled_limit, fused=fused, jacobian=jacobian,
-                      parameter_jacobian=parameter_jacobian)
+                      parameter_jacobian=parameter_jacobian, budget=budget)
     stages = progress if isinstance(progress, Stages) else Stages(progress)
+    if options.budget is not None:
+        stages.budget, stages.what = options.budget, f"generating model {name!r}"
     signals = Signals(outputs or {}, events or {}, impacts or {}, control or {})
     eq, sources = model_sources(eom, name, constants, specifieds, options, stages, signals)
     target = prepare_dir(output_dir, name)

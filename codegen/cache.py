@@ -162,7 +162,8 @@ def install(target: Path, name: str, key: str, files: dict, c_files: list, flags
     library = f"{name}_{key[:16]}"
     with stages("compiling"):
         built = compile_library(files, c_files, library, flags, target,
-                                include_dirs=[RUNTIME_DIR], what=f"model {name!r}")
+                                include_dirs=[RUNTIME_DIR], what=f"model {name!r}",
+                                timeout=stages.remaining(), on_timeout=stages.exceeded)
         try:
             final = target / built.name
             os.replace(built, final)

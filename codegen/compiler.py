@@ -12,6 +12,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -87,14 +89,16 @@ def shared_suffix() -> str:
 
 
 def compile_library(files: dict, c_sources: list, library: str, flags, target: Path,
-                    include_dirs=(), what: str = "model", failed_dir: Path | None = None) -> Path:
+                    include_dirs=(), what: str = "model", failed_dir: Path | None = None,
+                    timeout: float | None = None, on_timeout=None) -> Path:
     """Build C sources as a shared library in a private folder under target.
 
     files: name -> text written into the folder first. Returns the library's
     path inside that folder (the caller moves it and removes the folder with
     ``shutil.rmtree(path.parent)``). A failed build raises BuildError with the
     compiler's output and leaves the sources in failed_dir (default
-    ``target/failed-build``), which outlives the call.
+    ``target/failed-build``), which outlives the call. timeout: seconds the compiles
+    may take, after which on_timeout() is called (it raises; codegen.progress.Stages).
     """
     cc = _require_compiler()
     build = Path(tempfile.mkdtemp(dir=target, prefix=".build-"))
@@ -103,22 +107,35 @@ def compile_library(files: dict, c_sources: list, library: str, flags, target: P
             (build / fname).write_text(text)
         out = library + shared_suffix()
         include = [f"-I{d}" for d in include_dirs]
+        deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
+
+        def run(cmd):
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.01)
+            try:
+                return subprocess.run(cmd, capture_output=True, text=True, cwd=build,
+                                      timeout=left)
+            except subprocess.TimeoutExpired:
+                return None
         if len(c_sources) == 1:
             cmd = [cc, *flags, "-shared", "-fPIC", *include, "-o", out, *c_sources, "-lm"]
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
-        else:               # each file on its own core, then one link
+            proc = run(cmd)
+        else:               # the files side by side, one per core, then one link
             objects = [f"{Path(c).stem}.o" for c in c_sources]
-            jobs = [subprocess.Popen([cc, *flags, "-fPIC", *include, "-c", "-o", o, c], cwd=build,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                    for c, o in zip(c_sources, objects)]
-            results = [(job.args, *job.communicate(), job.returncode) for job in jobs]
-            failed_jobs = [r for r in results if r[3] != 0]
+            commands = [[cc, *flags, "-fPIC", *include, "-c", "-o", o, c]
+                        for c, o in zip(c_sources, objects)]
+            with ThreadPoolExecutor(max_workers=min(len(commands), os.cpu_count() or 1)) as pool:
+                results = list(pool.map(run, commands))
+            failed_jobs = [r for r in results if r is None or r.returncode != 0]
             if failed_jobs:
-                cmd, stdout, stderr, _ = failed_jobs[0]
-                proc = subprocess.CompletedProcess(cmd, 1, stdout, stderr)
+                proc = failed_jobs[0]
+                cmd = None if proc is None else proc.args
             else:
                 cmd = [cc, *flags, "-shared", "-o", out, *objects, "-lm"]
-                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
+                proc = run(cmd)
+        if proc is None:                                # out of time
+            if on_timeout is not None:
+                on_timeout()
+            raise BuildError(f"compiling {what} took longer than {timeout:.1f} s")
         if proc.returncode != 0:
             failed = failed_dir or target / "failed-build"
             shutil.rmtree(failed, ignore_errors=True)

@@ -15,6 +15,7 @@ the solve, the constraint elimination and the integrators are the runtime's
 from __future__ import annotations
 
 import keyword
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -26,6 +27,7 @@ from .abi import (CALLBACKS, CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INF
                   RUNTIME, RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
 from .program import Program
+from .progress import checkpoint
 from .signals import entry_names
 
 __all__ = ["Sources", "emit", "render", "TEMPLATE_DIR", "RUNTIME_DIR", "RUNTIME_C",
@@ -164,6 +166,10 @@ class _Printer(C99CodePrinter):
 #: in one function, 9 s in parts of 250)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
+#: a model whose large functions' parts have more statements than this spreads them over
+#: files of about this many, compiled at the same time (_spread_parts)
+TU_STATEMENTS = 2500
+
 #: a thin build whose solve (the recursion, the unrolled L D Lᵀ) has more statements
 #: than this gets it in a file of its own, compiled on the second core
 SPLIT_STATEMENTS = 400
@@ -248,6 +254,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
         return groups
     statements, k = [], 0
     for sym, expr in program.temporaries:
+        if k % 1000 == 0:
+            checkpoint()
         statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
                                lhs=("" if parted else "const double ") + printer.expression(sym),
                                rhs=printer.expression(expr)))
@@ -259,14 +267,54 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
             k += 1
     inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
               for i in program.inputs]
-    parts = [statements[i:i + PART_STATEMENTS] for i in range(0, len(statements), PART_STATEMENTS)]
+    parts = []
+    if parted:
+        for k, i in enumerate(range(0, len(statements), PART_STATEMENTS)):
+            chunk = statements[i:i + PART_STATEMENTS]
+            parts.append(dict(index=k, statements=chunk, file=None,
+                              inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
-                parts=parts if parted else [],
-                scratch=len(program.temporaries) + 2 * len(printer.trig))
+                parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _inputs_used(inputs: list, statements: list) -> list:
+    """The inputs (function.j2's reads) a part's statements name: a part of a large
+    model's function reads a few of its hundreds of inputs."""
+    names = set()
+    for st in statements:
+        names.update(_IDENTIFIER.findall(st["rhs"]))
+        for g in st["sincos"]:
+            for a in g["args"]:
+                names.update(_IDENTIFIER.findall(a))
+    return [i for i in inputs if i["cname"] in names]
+
+
+def _spread_parts(functions: list, name: str) -> dict:
+    """Large functions' parts spread over translation units of about TU_STATEMENTS
+    statements, compiled side by side (codegen.compiler): {file name: its parts, as
+    (function, part)}. Each part records its file; a model whose parts fit in one unit
+    keeps them beside their functions."""
+    parted = [(f, part) for f in functions for part in f["parts"]]
+    total = sum(len(part["statements"]) for _, part in parted)
+    if total <= TU_STATEMENTS:
+        return {}
+    units = -(-total // TU_STATEMENTS)
+    files, size, k = {}, 0, 0
+    for f, part in parted:
+        fname = f"{name}_part{k}.c"
+        files.setdefault(fname, []).append((f, part))
+        part["file"] = fname
+        size += len(part["statements"])
+        if size >= total * (k + 1) / units and k < units - 1:
+            k += 1
+    return files
 
 
 def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
@@ -346,11 +394,16 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:
             f["external"] = True
+    units = {} if fused else _spread_parts(functions, name)
     files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
     c_files = [f"{name}.c"]
     if any(f["external"] for f in functions):
         files[f"{name}_solve.c"] = render("model_solve.c.j2", **data)
         c_files.append(f"{name}_solve.c")
+    for fname, parts in units.items():
+        files[fname] = render("model_parts.c.j2", name=name, version=__version__,
+                              parts=[dict(function=f, part=part) for f, part in parts])
+        c_files.append(fname)
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,

@@ -1,6 +1,6 @@
 """Exceptions of the generated modules and of the build."""
 
-__all__ = ["DynamicsError", "ConvergenceError", "BuildError", "CacheError"]
+__all__ = ["DynamicsError", "ConvergenceError", "BuildError", "CacheError", "BudgetError"]
 
 
 class DynamicsError(ArithmeticError):
@@ -18,3 +18,8 @@ class ConvergenceError(DynamicsError):
 class CacheError(OSError):
     """A generated model's files do not match its manifest (damaged, truncated,
     or built for another runtime): regenerate the model."""
+
+
+class BudgetError(TimeoutError):
+    """A build ran longer than its budget (``generate(..., budget=seconds)``); the
+    message names the stage it was in."""

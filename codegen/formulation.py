@@ -41,9 +41,11 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .flexible.body import FlexibleBody
 from .flexible.share import Share, flexible_share
 from .kinematics import Kinematics
-from .motions import Motions, frames_of, is_rigid, simplest_frame
+from .motions import Motions, body_frame, is_rigid
 from .program import operation_count
+from .progress import checkpoint
 from .relative import NotRelative, RelativeMotions
+from .sharing import SharedSums
 from .symbolic import vanishes
 from .vec3 import add, cross, dot, matvec
 
@@ -108,19 +110,6 @@ def varying_inertia_loads(bodies, N: ReferenceFrame) -> list:
     return out
 
 
-def body_frame(body, N):
-    """The frame a body's vectors are taken in (see the module docstring).
-
-    A particle's: of the frames its velocity is written in, and N, the one
-    the others rotate into most simply (an adjacent link's frame rather than
-    N for a joint's child, N when every link is oriented from N), so that
-    the products of partial velocities stay short."""
-    if is_rigid(body):
-        frames = frames_of(body.inertia[0])
-        return frames[0] if len(frames) == 1 else body.frame
-    return simplest_frame([body.masscenter.vel(N)], N)
-
-
 @dataclass
 class GibbsAppell:
     """M, F and Q over ``Kinematics.speeds`` (auxiliary speeds zero), on plain symbols."""
@@ -165,8 +154,7 @@ def _offset(fm: Motions, body, ref: Point, X: ReferenceFrame):
 
 def _body_terms(fm: Motions, body):
     """Per-body kinematic data: mass, inertia matrix, motions, offset."""
-    N = fm.N
-    X = body_frame(body, N)
+    X = fm.body_frame(body)
     name = getattr(body, 'name', str(body))
     kin = fm.kin
     m = kin.to_plain(body.mass, f"the mass of {name}")
@@ -202,74 +190,98 @@ def _tidy(e, memo):
     return pythagoras(e, memo)
 
 
-def _accumulate(b, mm, res, memo):
-    """Add one body's chain-rule terms to M (upper triangle) and dS/du'|0.
-
-    Terms are collected by their velocity factor: M_jk gathers
-    {gamma_j.gamma_k: [masses]} and dS/du'_j gathers {gamma_j: [m a0 vectors]},
-    so that bodies sharing a partial velocity (every body beyond joint j
-    of a chain) give gamma_j.(sum m a0) instead of sum m (gamma_j.a0):
-    an O(n) sum per entry instead of O(n) dot products.
-    """
+def _add_body(b, sums: SharedSums) -> None:
+    """One body's node in the shared sums (codegen.sharing): a key per speed it moves
+    with, (j, γ_j, β_j), and its coefficients [m, m a, I, h, m ρ] (a: the u'-free
+    acceleration of its reference point, with ρ'' where the mass centre is offset;
+    h = I α0 + ω × I ω + m ρ × a0). Its pairs of keys go to the cells of M, its
+    keys to those of dS/du' (_pair, _single)."""
     m, v, w, I, rho = b['m'], b['v'], b['w'], b['I'], b['rho']
-    p = len(res)
-    G = v.partials
-    nzv = [j for j in range(p) if any(c != 0 for c in G[j])]
-    a0 = v.rate0
+    p = len(v.partials)
+    G, a0 = v.partials, v.rate0
+    zero = [sm.S.Zero] * 3
+    B = w.partials if w is not None else [None] * p
+    keys = [(j, tuple(G[j]), None if B[j] is None else tuple(B[j])) for j in range(p)
+            if any(c != 0 for c in G[j]) or (B[j] is not None and any(c != 0 for c in B[j]))]
+    h, mrho, acc = zero, zero, a0
     if w is not None:
-        B = w.partials
-        nzw = [j for j in range(p) if any(c != 0 for c in B[j])]
-        IB = {j: matvec(I, B[j]) for j in nzw}
-        wIw = cross(w.value, matvec(I, w.value))
-        h = add(matvec(I, w.rate0), wIw)          # I alpha0 + w x I w
+        h = add(matvec(I, w.rate0), cross(w.value, matvec(I, w.value)))   # I alpha0 + w x I w
         if rho is not None:
-            Bxr = {j: cross(B[j], rho) for j in nzw}
-            rho_dd0 = add(cross(w.rate0, rho), cross(w.value, cross(w.value, rho)))
+            acc = add(a0, add(cross(w.rate0, rho), cross(w.value, cross(w.value, rho))))
             h = add(h, [m * c for c in cross(rho, a0)])
-    nz = sorted(set(nzv) | (set(nzw) if w is not None else set()))
-    acc = a0 if w is None or rho is None else add(a0, rho_dd0)
-    macc = [m * c for c in acc]
-    for ij, j in enumerate(nz):
-        for k in nz[ij:]:
-            cell = mm[j][k]
-            if j in nzv and k in nzv:
-                cell.setdefault(_tidy(dot(G[j], G[k]), memo), []).append(m)
-            if w is not None and j in IB and k in IB:
-                cell.setdefault(_tidy(dot(B[j], IB[k]), memo), []).append(sm.S.One)
-                if rho is not None:
-                    cell.setdefault(_tidy(dot(G[j], Bxr[k]) + dot(G[k], Bxr[j]), memo),
-                                    []).append(m)
-        if j in nzv:
-            res[j].setdefault(tuple(G[j]), []).append(macc)
-        if w is not None and j in IB:
-            res[j].setdefault(tuple(B[j]), []).append(h)
+            mrho = [m * c for c in rho]
+    Iflat = [c for row in I for c in row] if I is not None else [sm.S.Zero] * 9
+    node, new = sums.node(keys, [m] + [m * c for c in acc] + Iflat + h + mrho)
+    fresh = set(new)
+    for K1 in new:                      # the pairs with a new key: O(new x keys)
+        for K2 in keys:
+            if K2 not in fresh or K2[0] >= K1[0]:
+                sums.add(("M", K1, K2) if K1[0] <= K2[0] else ("M", K2, K1), node)
+    for K in new:
+        sums.add(("R", K), node)
+
+
+def _nonzero(v) -> bool:
+    return v is not None and any(c != 0 for c in v)
+
+
+def _pair(K1, K2, C, memo):
+    """The cell (K1, K2) of M with the coefficients C summed over its bodies:
+    m γ_j.γ_k + β_j.I β_k + γ_j.(β_k x m ρ) + γ_k.(β_j x m ρ)."""
+    (_, g1, b1), (_, g2, b2) = K1, K2
+    m, I, mrho = C[0], [C[4:7], C[7:10], C[10:13]], C[16:19]
+    out = []
+    if _nonzero(g1) and _nonzero(g2) and m != 0:
+        gg = dot(g1, g2)
+        out.append((pythagoras(gg, memo) if _monomials(g1) and _monomials(g2)
+                    else _tidy(gg, memo)) * m)
+    if _nonzero(b1) and _nonzero(b2) and any(c != 0 for c in C[4:13]):
+        out.append(_tidy(dot(b1, matvec(I, b2)), memo))
+    if any(c != 0 for c in mrho):
+        mixed = [dot(g, cross(bb, mrho)) for g, bb in ((g1, b2), (g2, b1))
+                 if _nonzero(g) and _nonzero(bb)]
+        if mixed:
+            out.append(_tidy(sm.Add(*mixed), memo))
+    return sm.Add(*out)
+
+
+def _monomials(v) -> bool:
+    """Every entry a product without sums (a link's partial velocity l sin(q)): their
+    products are already expanded."""
+    return all(not c.is_Add and not (c.is_Mul and any(a.is_Add for a in c.args)) for c in v)
+
+
+def _single(K, C):
+    """The cell K of dS/du'_j: γ_j.(m a) + β_j.h summed over its bodies."""
+    _, g, bb = K
+    return sm.Add(dot(g, C[1:4]) if _nonzero(g) else sm.S.Zero,
+                  dot(bb, C[13:16]) if _nonzero(bb) else sm.S.Zero)
 
 
 def _collected_scalar(cell: dict):
     return sm.Add(*[key * sm.Add(*coeffs) for key, coeffs in cell.items() if key != 0])
 
 
-def _collected_vector(cell: dict):
-    return sm.Add(*[dot(key, [sm.Add(*c) for c in zip(*vectors)])
-                    for key, vectors in cell.items()])
-
-
 def generalized_forces(fm: Motions, loads, nspeeds):
     """Q_j = sum over loads of force . partial velocity (torque . partial omega).
 
-    Collected by partial velocity like the inertia terms: loads on points
-    that share gamma_j (gravity on every body beyond joint j) are summed
-    first, then dotted once.
-    """
-    Q = [{} for _ in range(nspeeds)]
+    Loads that share partial velocities (gravity on every body beyond joint j) are
+    summed first, then dotted once, through the same prefix tree as the bodies'
+    terms (codegen.sharing): O(n) for a chain."""
+    sums = SharedSums(fm.name, "Qs")
     for where, vec in loads:
         X = fm.load_frame(where, vec)
         mo = fm.point(where, X) if isinstance(where, Point) else fm.frame(where, X)
         comps = fm.without_auxiliary(fm.components(vec, mo.frame))
-        for j in range(nspeeds):
-            if any(c != 0 for c in mo.partials[j]):
-                Q[j].setdefault(tuple(mo.partials[j]), []).append(comps)
-    return [_collected_vector(cell) for cell in Q]
+        keys = [(j, tuple(mo.partials[j])) for j in range(nspeeds)
+                if any(c != 0 for c in mo.partials[j])]
+        node, new = sums.node(keys, comps)
+        for K in new:
+            sums.add(K, node)
+    Q = [[] for _ in range(nspeeds)]
+    for (j, partial), total in sums.totals().items():
+        Q[j].append(dot(partial, total))
+    return [sm.Add(*terms) for terms in Q]
 
 
 def pythagoras(expr, memo: dict):
@@ -329,7 +341,7 @@ def form(kin: Kinematics, N: ReferenceFrame, bodies, loads, relative: bool = Fal
     velocities when the model's are not those of its positions."""
     if relative:
         try:
-            return _form(RelativeMotions(kin, N), bodies, loads)
+            return _form(RelativeMotions(kin, N, bodies), bodies, loads)
         except NotRelative:
             pass
     return _form(Motions(kin, N), bodies, loads)
@@ -351,19 +363,27 @@ def flexible_share_of(fm: Motions, body: FlexibleBody) -> Share:
 def _form(fm: Motions, bodies, loads) -> GibbsAppell:
     kin = fm.kin
     n = len(kin.speeds)
-    mm = [[{} for _ in range(n)] for _ in range(n)]   # upper triangle, see _accumulate
-    res = [{} for _ in range(n)]                      # dS/du'_j at u' = 0
+    sums = SharedSums(fm.name, "mu")
     terms, memo = [], {}
     shares = [flexible_share_of(fm, b) for b in bodies if isinstance(b, FlexibleBody)]
     for body in bodies:
+        checkpoint()
         if isinstance(body, FlexibleBody):
             continue
         b = _body_terms(fm, body)
         terms.append(b)
-        _accumulate(b, mm, res, memo)
+        _add_body(b, sums)
+    cells_M = [[[] for _ in range(n)] for _ in range(n)]       # upper triangle
+    cells_R = [[] for _ in range(n)]                          # dS/du'_j at u' = 0
+    for cell, C in sums.totals().items():
+        if cell[0] == "M":
+            (j, *_), (k, *_) = cell[1], cell[2]
+            cells_M[min(j, k)][max(j, k)].append(_pair(cell[1], cell[2], C, memo))
+        else:
+            cells_R[cell[1][0]].append(_single(cell[1], C))
     Q = generalized_forces(fm, loads, n)
-    upper = {(j, k): _collected_scalar(mm[j][k]) for j in range(n) for k in range(j, n)}
-    R = [_collected_vector(res[j]) for j in range(n)]
+    upper = {(j, k): sm.Add(*cells_M[j][k]) for j in range(n) for k in range(j, n)}
+    R = [sm.Add(*cells_R[j]) for j in range(n)]
     for s in shares:
         for key, e in s.M.items():
             upper[key] += e

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import sympy as sm
 
-from .constraints import Prepared, project, resolve
+from .constraints import Prepared, kane_form, project, resolve
 from .eom import Constraints, EquationsOfMotion, assemble, variable_name
 from .flexible.body import FlexibleBody
 from .formulation import GibbsAppell
@@ -40,12 +40,28 @@ class Formed:
     kin: Kinematics
     constraints: Prepared
     ga: GibbsAppell
-    fr: sm.Matrix               # KanesMethod's fr and fr*, over ga's intermediates
-    frstar: sm.Matrix
     bodies: list
     loads: list                 # checked, with the varying-inertia terms
     _items: tuple = field(default=None, repr=False)
     _reduced: tuple = field(default=None, repr=False)
+    _kane: dict = field(default=None, repr=False)
+
+    @property
+    def fr(self) -> sm.Matrix:
+        """KanesMethod's fr over ga's intermediates (formed on first use: only the
+        linearization reads it)."""
+        return self._kane_form()['fr']
+
+    @property
+    def frstar(self) -> sm.Matrix:
+        """KanesMethod's fr* over ga's intermediates."""
+        return self._kane_form()['frstar']
+
+    def _kane_form(self) -> dict:
+        if self._kane is None:
+            ga = self.ga
+            self._kane = kane_form(self.kin, self.constraints.nh, ga.M, ga.Q, ga.R)
+        return self._kane
 
     def resolved(self, matrix: sm.Matrix) -> sm.Matrix:
         """matrix with the formulation's intermediates substituted (plain symbols)."""

@@ -31,6 +31,7 @@ from .constraints import Intermediate, define
 from .forward import forward
 from .inverse import inverse_program
 from .program import Program, make_program
+from .progress import checkpoint
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 
@@ -106,7 +107,9 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     ud, values = _values(eom)
     extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
     tangents = _Tangents(wrt)
-    for symbol, expr in values.temporaries:
+    for k, (symbol, expr) in enumerate(values.temporaries):
+        if k % 200 == 0:
+            checkpoint()
         tangents.define(symbol, expr)
         if limit is not None and len(tangents.defs) > limit:
             return None

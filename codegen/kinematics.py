@@ -86,10 +86,23 @@ def linear_coefficients(exprs: Sequence, syms: Sequence, what: str, labels: Sequ
 
 def _singular_columns(K: sm.Matrix) -> list:
     """Columns of K that a numeric probe at two generic points finds dependent
-    (structurally zero columns first), [] if K is invertible there."""
-    zero = [j for j in range(K.cols) if all(K[i, j] == 0 for i in range(K.rows))]
+    (structurally zero columns first), [] if K is invertible there. Block by block
+    (_blocks): the kinematics of n coordinates are mostly n blocks of one."""
+    rows = K.tolist()
+    zero = [j for j in range(K.cols) if all(row[j] == 0 for row in rows)]
     if zero:
         return zero
+    if K.rows != K.cols:
+        return _singular_block(K)
+    for idx in _blocks(K):
+        bad = _singular_block(K.extract(idx, idx))
+        if bad:
+            return [idx[j] for j in bad]
+    return []
+
+
+def _singular_block(K: sm.Matrix) -> list:
+    """_singular_columns of a matrix without zero columns, by the numeric probe."""
     for point in range(2):
         probed = probe_matrix(K, point)
         if probed is None:
@@ -103,21 +116,23 @@ def _singular_columns(K: sm.Matrix) -> list:
             if np.linalg.matrix_rank(np.delete(Kn, j, 1), tol=tol) == rank][-1:]
 
 
-def _blocks(A: sm.Matrix) -> list:
-    """Index groups of the independent diagonal blocks of the square A."""
-    parent = list(range(A.rows))
+def _blocks(A) -> list:
+    """Index groups of the independent diagonal blocks of the square A (a Matrix, or
+    its rows as lists)."""
+    rows = A.tolist() if isinstance(A, sm.MatrixBase) else A
+    parent = list(range(len(rows)))
 
     def find(i):
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
-    for i in range(A.rows):
-        for j in range(A.cols):
-            if A[i, j] != 0:
+    for i, row in enumerate(rows):
+        for j, a in enumerate(row):
+            if a != 0:
                 parent[find(i)] = find(j)
     groups = {}
-    for i in range(A.rows):
+    for i in range(len(rows)):
         groups.setdefault(find(i), []).append(i)
     return list(groups.values())
 
@@ -147,20 +162,23 @@ def _size(matrix) -> int:
     return operation_count(list(matrix))
 
 
-def _solve_by_blocks(A: sm.Matrix, B: sm.Matrix) -> sm.Matrix:
-    """A⁻¹ B for the square A, one independent diagonal block at a time (LU);
-    small blocks (up to 4 unknowns and _TIDY_LIMIT operations) are tidied."""
-    X = sm.zeros(A.rows, B.cols)
-    for idx in _blocks(A):
-        Ab, Bb = A.extract(idx, idx), B.extract(idx, list(range(B.cols)))
+def _solve_by_blocks(A: sm.Matrix, B: sm.Matrix) -> list:
+    """A⁻¹ B for the square A, one independent diagonal block at a time (LU), as rows;
+    small blocks (up to 4 unknowns and _TIDY_LIMIT operations) are tidied. Entries are
+    read as lists: SymPy's element access costs O(n²) microseconds on n coordinates."""
+    Ar, Br = A.tolist(), B.tolist()
+    X = [None] * len(Ar)
+    for idx in _blocks(Ar):
         if len(idx) == 1:
-            sol = Bb / Ab[0, 0]
-        else:
-            sol = Ab.LUsolve(Bb)
-            if len(idx) <= 4 and _size(sol) <= _TIDY_LIMIT:
-                sol = sol.applyfunc(lambda e: _tidy(e) if e != 0 else e)
+            a = Ar[idx[0]][idx[0]]
+            X[idx[0]] = [b / a for b in Br[idx[0]]]
+            continue
+        Ab = sm.Matrix([[Ar[i][j] for j in idx] for i in idx])
+        sol = Ab.LUsolve(sm.Matrix([Br[i] for i in idx]))
+        if len(idx) <= 4 and _size(sol) <= _TIDY_LIMIT:
+            sol = sol.applyfunc(lambda e: _tidy(e) if e != 0 else e)
         for r, i in enumerate(idx):
-            X[i, :] = sol[r, :]
+            X[i] = sol.row(r).tolist()[0]
     return X
 
 
@@ -230,8 +248,11 @@ class Kinematics:
         memo = {**self._memo, **{s.diff(t): d for s, d in zip(self.q, qd)}}
         kd = [memo_xreplace(sm.sympify(e), memo) for e in kd]
         speeds = self.us + self.uas
-        k_kqdot = sm.Matrix([[e.diff(d) for d in qd] for e in kd])
-        k_ku = sm.Matrix([[e.diff(s) for s in speeds] for e in kd]) if speeds else sm.zeros(n, 0)
+        def row(e, wrt):        # only by the symbols e has: O(n) for the usual u = q'
+            free = e.free_symbols
+            return [e.diff(s) if s in free else sm.S.Zero for s in wrt]
+        k_kqdot = sm.Matrix([row(e, qd) for e in kd])
+        k_ku = sm.Matrix([row(e, speeds) for e in kd]) if speeds else sm.zeros(n, 0)
         zero = dict.fromkeys(speeds + qd, 0)
         f_k = sm.Matrix([e.xreplace(zero) for e in kd])
         linear = set(self.us + qd)
@@ -330,15 +351,15 @@ class Kinematics:
             # LU block by block, small blocks tidied: the same solution without the
             # removable singularities (1/cos) an unpivoted LU leaves in a rotation
             X = _solve_by_blocks(K, f_k.row_join(k_ku))
-            fk, ku = X[:, :1], X[:, 1:]
+            fk, ku = [row[0] for row in X], [row[1:] for row in X]
         else:
             try:
-                fk, ku = self.solver(K, f_k), self.solver(K, k_ku)
+                fk, ku = list(self.solver(K, f_k)), self.solver(K, k_ku).tolist()
             except ValueError as exc:
                 raise ValueError(f"kd_eqs cannot be solved for q': {exc}") from None
         us = self.speeds
-        self._qdot = [-(sum((ku[i, j] * us[j] for j in range(ku.cols) if ku[i, j] != 0),
-                            sm.S.Zero) + fk[i]) for i in range(K.rows)]
+        self._qdot = [-(sm.Add(*[c * u for c, u in zip(row, us) if c != 0]) + f)
+                      for row, f in zip(ku, fk)]
         self._memo.update({s.diff(t): e for s, e in zip(self.q, self._qdot)})
 
     def explicit_kinematics(self):
@@ -365,8 +386,9 @@ class Kinematics:
         out = self._dt_cache.get(term)
         if out is None:
             free = term.free_symbols
-            qdot = self.qdot if any(s in self._q_index for s in free) else None
-            parts = [term.diff(qk) * qdot[k] for qk, k in self._q_index.items() if qk in free]
+            ks = sorted(k for k in map(self._q_index.get, free) if k is not None)
+            qdot = self.qdot if ks else None
+            parts = [term.diff(self.qs[k]) * qdot[k] for k in ks]
             if t in free:
                 parts.append(term.diff(t))
             out = self._dt_cache[term] = sm.Add(*parts)
@@ -383,18 +405,19 @@ class Kinematics:
 
     def jacobian_u(self, expr: sm.Expr) -> list:
         """[d expr / d u_j] over ``speeds`` (all speeds, auxiliary ones last), term by term."""
-        parts = [[] for _ in self.speeds]
+        parts = {}
         for term in sm.Add.make_args(expr):
             for j, d in self._du_term(term):
-                parts[j].append(d)
-        return [sm.Add(*p) for p in parts]
+                parts.setdefault(j, []).append(d)
+        zero = sm.S.Zero
+        return [sm.Add(*parts[j]) if j in parts else zero for j in range(len(self.speeds))]
 
     def _du_term(self, term):
         out = self._du_cache.get(term)
         if out is None:
             free = term.free_symbols
-            out = self._du_cache[term] = [(j, term.diff(uj)) for uj, j in
-                                          self._u_index.items() if uj in free]
+            js = sorted(j for j in map(self._u_index.get, free) if j is not None)
+            out = self._du_cache[term] = [(j, term.diff(self.speeds[j])) for j in js]
         return out
 
 

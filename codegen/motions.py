@@ -19,7 +19,8 @@ from .kinematics import Kinematics
 from .symbolic import generic_values
 from .vec3 import add, cross, dot, matvec
 
-__all__ = ["Motion", "Motions", "components", "frames_of", "simplest_frame", "is_rigid"]
+__all__ = ["Motion", "Motions", "components", "frames_of", "simplest_frame", "is_rigid",
+           "body_frame"]
 
 
 def components(vec: Vector, X: ReferenceFrame) -> list:
@@ -59,6 +60,20 @@ def is_rigid(body) -> bool:
     return bool(flag) if flag is not None else isinstance(body, RigidBody)
 
 
+def body_frame(body, N):
+    """The frame a body's vectors are taken in by Motions (codegen.formulation).
+
+    A rigid body's: the frame of its inertia dyadic if it has one, else its
+    own. A particle's: of the frames its velocity is written in, and N, the
+    one the others rotate into most simply (an adjacent link's frame rather
+    than N for a joint's child, N when every link is oriented from N), so
+    that the products of partial velocities stay short."""
+    if is_rigid(body):
+        frames = frames_of(body.inertia[0])
+        return frames[0] if len(frames) == 1 else body.frame
+    return simplest_frame([body.masscenter.vel(N)], N)
+
+
 @dataclass
 class Motion:
     """A vector quantity of a body in components of one frame, plain symbols."""
@@ -90,6 +105,19 @@ class Motions:
             self._motions[key] = self.motion(P.vel(self.N), X, f"the velocity of {P}",
                                              P._acc_dict.get(self.N))
         return self._motions[key]
+
+    def name(self, label: str, expr):
+        """expr as the formulation writes a shared sum (codegen.sharing): inline here,
+        a named intermediate in the relative kinematics."""
+        return expr
+
+    def body_frame(self, body) -> ReferenceFrame:
+        """The frame the formulation takes a body's vectors in (body_frame)."""
+        return body_frame(body, self.N)
+
+    def particle_frame(self, P: Point) -> ReferenceFrame:
+        """The frame the tree of bodies (codegen.tree) takes a particle's motion in."""
+        return self.N
 
     def _known_frame(self, obj):
         return next((x for (o, x) in self._motions if o is obj), None)

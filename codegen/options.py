@@ -44,6 +44,7 @@ class Options:
     fused: bool = False
     jacobian: bool | None = None
     parameter_jacobian: bool = False
+    budget: float | None = None
 
     def __post_init__(self):
         flags = PORTABLE_FLAGS if self.flags is None else self.flags
@@ -62,12 +63,18 @@ class Options:
         if self.parameter_jacobian not in (True, False):
             raise TypeError(f"parameter_jacobian must be True or False, got "
                             f"{self.parameter_jacobian!r}")
+        if self.budget is not None and not (isinstance(self.budget, (int, float))
+                                            and not isinstance(self.budget, bool)
+                                            and math.isfinite(self.budget) and self.budget > 0):
+            raise ValueError(f"budget must be a positive number of seconds or None, got "
+                             f"{self.budget!r}")
         if not (isinstance(self.unrolled_limit, int) and self.unrolled_limit >= 0):
             raise ValueError(f"unrolled_limit must be a non-negative integer, got "
                              f"{self.unrolled_limit!r}")
 
     def key(self) -> str:
-        """A stable text of every field, for the cache key."""
+        """A stable text of every field that shapes the code (not the budget), for the
+        cache key."""
         return (f"flags={' '.join(self.flags)}; rank_rtol={self.rank_rtol!r}; "
                 f"recursive={self.recursive!r}; unrolled_limit={self.unrolled_limit}; "
                 f"fused={self.fused}; jacobian={self.jacobian}"

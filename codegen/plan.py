@@ -23,9 +23,10 @@ def _flat(matrix) -> list:
 
 # One operation of the recursion against one of the dense program and its solve, as
 # measured on the 3-D trees: its long dependency chains and many live temporaries
-# make each cost more (the humanoid: 0.83 times the dense operations, 1.08 times its
-# time; spatial_chain(2) and (4): 0.67 and 0.37 times the operations, 0.75 and 0.49
-# times the time).
+# make each cost more (the humanoid's, before its kinematics were composed point by
+# point: 0.83 times the dense operations, 1.08 times its time, and since: 0.80 times
+# the operations, 0.82 times the time; spatial_chain(2) and (4): 0.67 and 0.37 times
+# the operations, 0.75 and 0.49 times the time).
 TREE_OPERATION_COST = 1.25
 
 
@@ -89,7 +90,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     inverse = inverse_program(eom)
     if inverse is not None:
         programs["inverse_dynamics"] = inverse
-    if jacobian is not False and c is None:
+    # by default, not even tried where the value program alone is ten times the limit:
+    # forming the derivative program's values would cost more than the model
+    auto_skip = jacobian is None and programs["eval"].operation_count > 10 * jac.AUTO_LIMIT
+    if jacobian is not False and c is None and not auto_skip:
         program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
         if program is not None:
             programs["jacobian"] = program

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 
 import sympy as sm
 
+from .cse import cse
+
 if TYPE_CHECKING:          # only read here: the equations are built above this layer
     from .eom import EquationsOfMotion
 
@@ -246,7 +248,7 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
     for e in exprs:
         free |= e.free_symbols
     temp_symbols = sm.numbered_symbols(_temp_prefix(cnames), real=True, exclude=free)
-    temps, reduced = sm.cse(exprs, symbols=temp_symbols, order="none")
+    temps, reduced = cse(exprs, temp_symbols)
     if items:
         temps = _dependency_order(list(temps) + [(item.symbol, e) for item, e in
                                                  zip(items, reduced[:len(items)])])

@@ -39,6 +39,7 @@ from __future__ import annotations
 import sympy as sm
 
 from .program import Program, live_temporaries, make_program
+from .progress import checkpoint
 from .solve import ldl_factor, ldl_solve, lu_factor, lu_solve
 from .tree import skew, spatial_transform
 
@@ -182,6 +183,7 @@ def _inward(nodes, S, W, h, Q, T, define):
     Iacc, pacc = list(W), [sm.Matrix(h[k]) for k in range(n)]
     step, D = [None] * n, [None] * len(Q)
     for k in reversed(range(n)):
+        checkpoint()
         nd, m = nodes[k], len(nodes[k].rows)
         upper = {(i, c): define(f"I{k}_{i}_{c}", Iacc[k][i, c]) for i in range(m) for c in range(i, m)}
         Ik = sm.Matrix(m, m, lambda i, c: upper[min(i, c), max(i, c)])

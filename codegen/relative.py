@@ -1,12 +1,12 @@
-"""Kinematics by relative motion: each body's from its parent's, as named intermediates.
+"""Kinematics by relative motion: each point's and frame's from its parent's, as named intermediates.
 
-SymPy's velocities of a chain are written out in q: the velocity of the
-k-th body of a spatial chain (``v2pt_theory`` down the chain) carries the
-product of every rotation on the way to the root, and its size grows
-about threefold per body. Recursive numeric algorithms, and symbolic
-generators that scale (SD/FAST, RobCoGen), compose one rotation per joint
-instead. Here each quantity is an intermediate, defined once from its
-parent's (all in the frame's own components):
+SymPy writes velocities out in q: the velocity of the k-th point of a chain
+(``v2pt_theory`` down the chain) is the sum of every link before it, and in
+a spatial chain it carries the product of every rotation on the way to the
+root. Recursive numeric algorithms, and symbolic generators that scale
+(SD/FAST, RobCoGen), compose one joint at a time instead. Here each
+quantity is an intermediate, defined once from its parent's (all in the
+frame's own components):
 
     C_F   = R C_P                    (R = F.dcm(P): one joint's rotation; C_N = I)
     w_F   = R w_P + w_rel            (w_rel: F.ang_vel_in(P), short)
@@ -22,96 +22,96 @@ with its velocity in the components of frame X,
 with T(X, Y) the rotation from Y's components to X's (one joint's DCM for
 neighbours, else C_X C_Yᵀ). Every quantity is then O(1) operations over
 its parent's, and the formulation (M, F, or the articulated-body
-recursion's inputs) is built on the intermediates.
+recursion's inputs) is built on the intermediates. A partial velocity that
+a point shares with its parent (the speeds of the links before it) stays the
+parent's symbol when X is the parent's frame: a chain of points in absolute
+angles composed in N adds O(1) intermediates per link.
 
 The frame tree is the graph of orientations (``orient``) searched from the
 Newtonian frame; the point tree is the graph of positions (``set_pos``)
-searched from the points whose velocity in N is zero. Each frame's angular
-velocity and each point's velocity is checked, at two generic numeric
-points, against SymPy's own (``ang_vel_in``, ``vel``): a model whose
-stored velocities are not the derivatives of its positions (a rolling
-contact set with ``set_vel``) raises :class:`NotRelative`, and the
-formulation keeps SymPy's expanded velocities.
+searched from the points whose velocity in N is zero. The frame X of each
+point's velocity is chosen over the whole point tree at once
+(codegen.framing). Each frame's angular velocity and each point's velocity
+is checked, at two generic numeric points, against SymPy's own
+(``ang_vel_in``, ``vel``): a model whose stored velocities are not the
+derivatives of its positions (a rolling contact set with ``set_vel``)
+raises :class:`NotRelative`, and the formulation keeps SymPy's expanded
+velocities.
 """
 from __future__ import annotations
 
-import random
 from collections import deque
 
 import sympy as sm
-from sympy.core.function import AppliedUndef
 from sympy.physics.vector import Point, ReferenceFrame
 
 from .constraints import define
-from .motions import Motion, Motions, is_rigid
-from .symbolic import dag_atoms, memo_xreplace, vanishes
+from .framing import Probe, frame_tree, plan_frames
+from .motions import Motion, Motions, body_frame, is_rigid
+from .program import operation_count
+from .progress import checkpoint
+from .symbolic import VANISH_TOL, vanishes
 from .vec3 import add, cross, matmul, matvec, transpose
 
-__all__ = ["RelativeMotions", "NotRelative", "frame_depth", "composition_pays", "RELATIVE_DEPTH"]
-
-#: without constraints, velocities are composed as intermediates when a body's frame
-#: is this many orientations from the Newtonian frame
-RELATIVE_DEPTH = 3
+__all__ = ["RelativeMotions", "NotRelative"]
 
 _ZERO3 = (sm.S.Zero, sm.S.Zero, sm.S.Zero)
+
+#: a composed vector's (a rate's) entry of at most this many operations stays inline (_vec)
+INLINE_OPERATIONS, INLINE_RATE = 3, 6
 
 
 class NotRelative(ValueError):
     """The model's velocities cannot be composed from relative motions."""
 
 
-def _frame_tree(N: ReferenceFrame) -> dict:
-    """{frame: parent} over the orientation graph, breadth first from N."""
-    parent, queue = {N: None}, deque([N])
-    while queue:
-        F = queue.popleft()
-        for G in F._dcm_dict:
-            if G not in parent:
-                parent[G] = F
-                queue.append(G)
-    return parent
-
-
-def frame_depth(frames, N: ReferenceFrame) -> int:
-    """The largest number of orientations between N and one of frames."""
-    parent = _frame_tree(N)
-    deepest = 0
-    for F in frames:
-        k = 0
-        while F is not None and F in parent and F != N:
-            F, k = parent[F], k + 1
-        deepest = max(deepest, k)
-    return deepest
-
-
-def composition_pays(bodies, loads, N: ReferenceFrame) -> bool:
-    """A rigid body's frame, or a frame a load acts on, is RELATIVE_DEPTH or more
-    orientations from N: there SymPy's written-out velocities grow."""
-    frames = [b.frame for b in bodies if is_rigid(b)] + \
-        [w for w, _ in loads if isinstance(w, ReferenceFrame)]
-    return frame_depth(frames, N) >= RELATIVE_DEPTH
+def _nonzero(v) -> bool:
+    return v is not _ZERO3 and any(c != 0 for c in v)
 
 
 class RelativeMotions(Motions):
     """Motions (codegen.motions) composed down the frame and point trees.
 
     ``items``: the intermediates (codegen.constraints.Intermediate) in
-    definition order; every Motion's entries are expressions over them."""
+    definition order; every Motion's entries are expressions over them.
+    bodies: the model's bodies; a rigid body's mass centre is preferably
+    composed in the body's frame (codegen.framing)."""
 
-    def __init__(self, kin, N):
+    def __init__(self, kin, N, bodies=()):
         super().__init__(kin, N)
         if kin.uas:
             raise NotRelative("auxiliary speeds")
-        self._parent = _frame_tree(N)
+        self._parent = frame_tree(N)
         self._frame_index, self._rot_N, self._omega = {N: 0}, {N: None}, {}
         self._rot_pair = {}
         self._point_parent = {}      # point -> parent in the position tree (None: at rest)
+        self._point_frame = {}       # point -> the frame its velocity is composed in
         self._point_index, self._vel = {}, {}
-        self._probe = [_Probe(kin, seed) for seed in (1, 2)]
+        self._wanted = {}
+        for b in bodies:
+            if is_rigid(b):
+                X = body_frame(b, N)
+                self._wanted.setdefault(b.masscenter, X)
+                self._wanted.setdefault(b.inertia[1], X)
+        self._probe = [Probe(kin, seed) for seed in (1, 2)]
 
     # -- intermediates ------------------------------------------------------------
-    def _vec(self, name, values):
-        return [define(self.items, f"{name}_{i}", v) for i, v in enumerate(values)]
+    def _vec(self, name, values, inline=None):
+        """A composed vector: each entry an intermediate unless it costs at most inline
+        operations (INLINE_OPERATIONS: a link's l sin(q)). Short entries stay inline so
+        that their products expand, cancel and lose their sin**2 + cos**2 pairs, as
+        SymPy's own velocities' would; an entry built on an inline one is longer, and
+        named. Rates are kept inline a little longer (INLINE_RATE: a link's own
+        -l u² cos(q), whose product with its partial velocity cancels)."""
+        limit = INLINE_OPERATIONS if inline is None else inline
+        return [v if operation_count([v]) <= limit else
+                define(self.items, f"{name}_{i}", v) for i, v in enumerate(values)]
+
+    def name(self, label, expr):
+        """A shared sum of the formulation (codegen.sharing) as an intermediate; labels
+        repeat between sums, so each gets a number of its own."""
+        self._sums = getattr(self, "_sums", 0) + 1
+        return define(self.items, f"{label}_{self._sums}", expr)
 
     def plain(self, expr, what, inputs=False):
         """expr on plain symbols; anything SymPy's velocities might still allow (a
@@ -133,13 +133,22 @@ class RelativeMotions(Motions):
         return [[self.plain(c, f"the orientation of {F}") for c in row]
                 for row in F._dcm_dict[P].tolist()]
 
+    def _path(self, F, done):
+        """F and its ancestors in the frame tree not in done, root-most first."""
+        path = []
+        while F not in done:
+            self._index(F)
+            path.append(F)
+            F = self._parent[F]
+        return path[::-1]
+
     def rot_from_N(self, F):
         """C_F: components in F = C_F components in N (None for N itself)."""
-        if F not in self._rot_N:
-            k, P = self._index(F), self._parent[F]
-            R = self._dcm(F, P)
-            C = R if P == self.N else matmul(R, self.rot_from_N(P))
-            self._rot_N[F] = [[define(self.items, f"C{k}_{i}{j}", C[i][j])
+        for G in self._path(F, self._rot_N):
+            k, P = self._index(G), self._parent[G]
+            R = self._dcm(G, P)
+            C = R if P == self.N else matmul(R, self._rot_N[P])
+            self._rot_N[G] = [[define(self.items, f"C{k}_{i}{j}", C[i][j])
                                for j in range(3)] for i in range(3)]
         return self._rot_N[F]
 
@@ -169,6 +178,8 @@ class RelativeMotions(Motions):
         return self._rot_pair[key]
 
     def turn(self, X, Y, v):
+        if v is _ZERO3:
+            return v
         T = self.rot(X, Y)
         return list(v) if T is None else matvec(T, v)
 
@@ -186,15 +197,17 @@ class RelativeMotions(Motions):
 
     def omega(self, F) -> Motion:
         """The angular velocity of F in N in F's components, with partials and rate."""
-        if F in self._omega:
-            return self._omega[F]
-        p = len(self.kin.speeds)
-        if F == self.N:
-            mo = Motion(list(_ZERO3), [list(_ZERO3) for _ in range(p)], list(_ZERO3), F)
-            self._omega[F] = mo
-            return mo
+        if F not in self._omega:
+            if self.N not in self._omega:
+                p = len(self.kin.speeds)
+                self._omega[self.N] = Motion(list(_ZERO3), [_ZERO3] * p, list(_ZERO3), self.N)
+            for G in self._path(F, self._omega):
+                self._omega[G] = self._compose_omega(G)
+        return self._omega[F]
+
+    def _compose_omega(self, F) -> Motion:
         k, P = self._index(F), self._parent[F]
-        parent = self.omega(P)
+        parent = self._omega[P]
         R = self.rot(F, P)
         w_rel = [sm.S.Zero] * 3
         for comps, G in F.ang_vel_in(P).args:
@@ -206,20 +219,24 @@ class RelativeMotions(Motions):
         Rw = matvec(R, parent.value)
         value = self._vec(f"w{k}", add(Rw, w_rel))
         d_rel = [self.kin.jacobian_u(c) for c in w_rel]
-        partials = [self._vec(f"wp{k}_{j}", add(matvec(R, parent.partials[j]),
-                                                 [d_rel[i][j] for i in range(3)]))
-                    for j in range(p)]
+        partials = []
+        for j, pj in enumerate(parent.partials):
+            own = [d_rel[i][j] for i in range(3)]
+            if not _nonzero(pj) and not _nonzero(own):
+                partials.append(_ZERO3)
+            else:
+                partials.append(self._vec(f"wp{k}_{j}", add(matvec(R, pj), own)))
         rate = add(add(matvec(R, parent.rate0), cross(Rw, w_rel)),
-                    [self.kin.dt(c) for c in w_rel])
-        mo = Motion(value, partials, self._vec(f"a{k}", rate), F)
+                   [self.kin.dt(c) for c in w_rel])
+        mo = Motion(value, partials, self._vec(f"a{k}", rate, INLINE_RATE), F)
         self._check(mo.value, F.ang_vel_in(self.N), F, f"the angular velocity of {F}")
         self._check_stored_rate(mo, F._ang_acc_dict.get(self.N), f"angular acceleration of {F}")
-        self._omega[F] = mo
         return mo
 
     # -- points -------------------------------------------------------------------
     def _point_tree(self, P):
-        """{point: parent} breadth first over positions from the points at rest in N."""
+        """{point: parent} breadth first over positions from the points at rest in N;
+        the frames the velocities are composed in are planned for the new component."""
         if P in self._point_parent:
             return self._point_parent
         seen, queue = {P}, deque([P])
@@ -240,29 +257,41 @@ class RelativeMotions(Motions):
                 if O not in tree:
                     tree[O] = Q
                     queue.append(O)
+        for Q, O in tree.items():
+            for _, G in ([] if O is None else Q._pos_dict[O].args):
+                self._index(G)
+        self._point_frame.update(plan_frames(tree, self._parent, self._wanted))
         self._point_parent.update(tree)
         return self._point_parent
 
     def velocity(self, P) -> Motion:
-        """The velocity of P in N, in the components of its own frame (see the module
-        docstring), with partials and rate."""
-        if P in self._vel:
-            return self._vel[P]
+        """The velocity of P in N, in the components of the frame planned for it (see the
+        module docstring), with partials and rate."""
+        if P not in self._vel:
+            tree = self._point_tree(P)
+            path, Q = [], P
+            while Q not in self._vel:
+                path.append(Q)
+                if tree[Q] is None:
+                    break
+                Q = tree[Q]
+            for Q in reversed(path):
+                self._vel[Q] = self._compose_velocity(Q, tree[Q])
+        return self._vel[P]
+
+    def _compose_velocity(self, P, O) -> Motion:
+        checkpoint()
         p = len(self.kin.speeds)
-        O = self._point_tree(P)[P]
         if O is None:
-            mo = Motion(list(_ZERO3), [list(_ZERO3) for _ in range(p)], list(_ZERO3), self.N)
-            self._vel[P] = mo
-            return mo
+            return Motion(list(_ZERO3), [_ZERO3] * p, list(_ZERO3), self.N)
         k = self._point_index.setdefault(P, len(self._point_index))
-        base = self.velocity(O)
-        r = P._pos_dict[O]
-        frames = [G for _, G in r.args]
-        X = frames[0] if len(frames) == 1 else base.frame
+        base = self._vel[O]
+        X = self._point_frame[P]
         value = self.turn(X, base.frame, base.value)
-        partials = [self.turn(X, base.frame, base.partials[j]) for j in range(p)]
+        partials = [self.turn(X, base.frame, v) for v in base.partials]
+        changed = set()
         rate = self.turn(X, base.frame, base.rate0)
-        for comps, G in r.args:
+        for comps, G in P._pos_dict[O].args:
             c = [self.plain(e, f"the position of {P} from {O}") for e in comps]
             w = self.omega(G)
             cd = [self.kin.dt(e) for e in c]
@@ -270,17 +299,22 @@ class RelativeMotions(Motions):
             dcd = [self.kin.jacobian_u(e) for e in cd]
             value = add(value, self.turn(X, G, add(cd, cross(w.value, c))))
             for j in range(p):
-                own = add([dcd[i][j] for i in range(3)], cross(w.partials[j], c))
-                partials[j] = add(partials[j], self.turn(X, G, own))
+                own = [dcd[i][j] for i in range(3)]
+                if _nonzero(w.partials[j]):
+                    own = add(own, cross(w.partials[j], c))
+                if _nonzero(own):
+                    partials[j] = add(partials[j], self.turn(X, G, own))
+                    changed.add(j)
             acc = add(add(cdd, [2 * e for e in cross(w.value, cd)]),
-                       add(cross(w.rate0, c), cross(w.value, cross(w.value, c))))
+                      add(cross(w.rate0, c), cross(w.value, cross(w.value, c))))
             rate = add(rate, self.turn(X, G, acc))
-        mo = Motion(self._vec(f"v{k}", value),
-                    [self._vec(f"vp{k}_{j}", partials[j]) for j in range(p)],
-                    self._vec(f"dv{k}", rate), X)
+        if X != base.frame:
+            changed |= {j for j in range(p) if _nonzero(partials[j])}
+        partials = [self._vec(f"vp{k}_{j}", v) if j in changed else v
+                    for j, v in enumerate(partials)]
+        mo = Motion(self._vec(f"v{k}", value), partials, self._vec(f"dv{k}", rate, INLINE_RATE), X)
         self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
         self._check_stored_rate(mo, P._acc_dict.get(self.N), f"acceleration of {P}")
-        self._vel[P] = mo
         return mo
 
     # -- Motions' interface ------------------------------------------------------------
@@ -302,6 +336,12 @@ class RelativeMotions(Motions):
                                             self.turn(X, mo.frame, mo.rate0), X)
         return self._motions[key]
 
+    def particle_frame(self, P):
+        return self.velocity(P).frame
+
+    def body_frame(self, body):
+        return body_frame(body, self.N) if is_rigid(body) else self.particle_frame(body.masscenter)
+
     def load_frame(self, where, vec):
         known = self._known_frame(where)
         if known is not None:
@@ -316,16 +356,26 @@ class RelativeMotions(Motions):
 
     # -- the check against SymPy ---------------------------------------------------------
     def _check(self, ours, vec, X, what):
-        """ours (components in X) equals SymPy's vec at two generic points."""
-        theirs = [[], [], []]
-        for comps, G in vec.args:
-            C = X.dcm(G) if G != X else sm.eye(3)
-            for i in range(3):
-                theirs[i] += [sm.Mul(C[i, j], comps[j], evaluate=False) for j in range(3)
-                              if C[i, j] != 0 and comps[j] != 0]
-        if not vanishes([_minus(a, b) for a, b in zip(ours, theirs)], self.numeric, relative=True):
-            raise NotRelative(f"{what} is not the derivative of its position "
-                              f"(SymPy's stored value differs)")
+        """ours (components in X) equals SymPy's vec at two generic points: each of vec's
+        parts turned into X by the rotations at the point, in floats."""
+        for k, probe in enumerate(self._probe):
+            mine = [probe.plain(e, self.items) for e in ours]
+            theirs, scale = [0j] * 3, [1.0 + abs(v) for v in mine]
+            for comps, G in vec.args:
+                if G not in self._parent:
+                    raise NotRelative(f"{what} is written in {G}, which is not oriented "
+                                      f"from {self.N}")
+                T = probe.turn(X, G, self._parent)
+                c = [probe.number(e) for e in comps]
+                for i in range(3):
+                    for j in range(3):
+                        if c[j] != 0 and T[i][j] != 0:
+                            term = T[i][j] * c[j]
+                            theirs[i] += term
+                            scale[i] += abs(term)
+            if not all(abs(a - b) <= VANISH_TOL * s for a, b, s in zip(mine, theirs, scale)):
+                raise NotRelative(f"{what} is not the derivative of its position "
+                                  f"(SymPy's stored value differs)")
 
     def _check_rate_of_orientation(self, F, P, R, w_rel):
         """The angular velocity of F in P as stored (w_rel, in F's components) is the
@@ -353,7 +403,7 @@ class RelativeMotions(Motions):
             raise NotRelative(f"the stored {what} is not the derivative of its velocity")
 
     def numeric(self, exprs, point: int) -> list:
-        """exprs (over the intermediates) at generic point 0 or 1."""
+        """exprs (over the intermediates) at generic point 0 or 1, as complex numbers."""
         return [self._probe[point].plain(e, self.items) for e in exprs]
 
 
@@ -361,48 +411,3 @@ def _minus(a, terms):
     """a - sum(terms), unevaluated: vanishes(relative=True) weighs each term's size."""
     return sm.Add(a, *[sm.Mul(sm.S.NegativeOne, t, evaluate=False) for t in terms],
                   evaluate=False)
-
-
-class _Probe:
-    """Floats at one generic point for plain symbols, SymPy's functions of time, and
-    the intermediates: the same value for a symbol in every expression."""
-
-    def __init__(self, kin, seed):
-        self.kin, self.seed = kin, seed
-        self.memo = {}             # plain and timed atoms, intermediates -> Float
-        self.done = 0              # intermediates evaluated so far
-
-    def _value(self, atom):
-        rng = random.Random(f"{self.seed}:{atom}")
-        return sm.Float(rng.uniform(0.3, 1.3))
-
-    def _fill(self, expr):
-        for a in dag_atoms([expr], (sm.Symbol, AppliedUndef, sm.Derivative)):
-            if self.memo.get(a, a) is a:     # memo_xreplace also records atoms as themselves
-                self.memo[a] = self._value(a)
-
-    def plain(self, expr, items) -> float:
-        kin = self.kin
-        if not self.memo:
-            for s in list(kin.qs) + list(kin.speeds):
-                self.memo[s] = self._value(s)
-            for s, plain_s in kin._base.items():
-                self.memo[s] = self.memo[plain_s]
-            for qk, e in zip(kin.q, kin.qdot):
-                self._fill(e)
-                self.memo[qk.diff()] = memo_xreplace(e, self.memo)
-        while self.done < len(items):
-            item = items[self.done]
-            self._fill(item.expr)
-            self.memo[item.symbol] = memo_xreplace(item.expr, self.memo)
-            self.done += 1
-        return self.number(expr)
-
-    def number(self, expr) -> float:
-        """expr (plain or in SymPy's functions of time) at this point."""
-        expr = sm.sympify(expr)
-        out = memo_xreplace(expr, self.memo)
-        if not out.is_number:
-            self._fill(out)
-            out = memo_xreplace(out, self.memo)
-        return complex(out).real

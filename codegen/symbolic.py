@@ -11,12 +11,14 @@
 """
 from __future__ import annotations
 
+import cmath
+
 import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
 __all__ = ["memo_xreplace", "dag_atoms", "numeric_probe", "generic_values", "vanishes",
-           "probe_matrix", "VANISH_TOL"]
+           "probe_matrix", "evaluate", "as_number", "VANISH_TOL"]
 
 #: |value| at or below this (times the size of its terms, for relative tests) is zero
 VANISH_TOL = 1e-9
@@ -51,6 +53,74 @@ def dag_atoms(exprs, kinds, skip=()) -> set:
             found.add(e)
         stack.extend(a for a in e.args if a not in seen)
     return found
+
+
+_FUNCTIONS = {sm.sin: cmath.sin, sm.cos: cmath.cos, sm.tan: cmath.tan, sm.exp: cmath.exp,
+              sm.log: cmath.log, sm.sinh: cmath.sinh, sm.cosh: cmath.cosh,
+              sm.tanh: cmath.tanh, sm.asin: cmath.asin, sm.acos: cmath.acos,
+              sm.atan: cmath.atan}
+_LEAVES = (sm.Symbol, AppliedUndef, sm.Derivative)
+
+
+def evaluate(expr, memo: dict, leaf) -> complex:
+    """expr as a Python complex, each shared node evaluated once (memo: node -> value,
+    kept across calls); leaf(atom) gives a symbol's, a function of time's or a
+    derivative's value. SymPy's own arithmetic on Floats costs a hundred times more:
+    the relative kinematics check every composed velocity at two points this way.
+    Nodes other than sums, products, powers and the elementary functions are
+    evaluated by SymPy with their leaves' values substituted."""
+    stack = [expr]
+    while stack:
+        e = stack[-1]
+        if e in memo:
+            stack.pop()
+            continue
+        if isinstance(e, _LEAVES):
+            memo[e] = complex(leaf(e))
+            stack.pop()
+            continue
+        if not e.args:
+            memo[e] = complex(e)
+            stack.pop()
+            continue
+        known = e.is_Add or e.is_Mul or e.is_Pow or type(e) in _FUNCTIONS
+        if known:
+            pending = [a for a in e.args if a not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+        stack.pop()
+        if not known:
+            values = {a: sm.sympify(evaluate(a, memo, leaf)) for a in dag_atoms([e], _LEAVES)}
+            memo[e] = complex(e.xreplace(values).evalf())
+            continue
+        vals = [memo[a] for a in e.args]
+        if e.is_Add:
+            v = sum(vals)
+        elif e.is_Mul:
+            v = vals[0]
+            for x in vals[1:]:
+                v *= x
+        else:
+            try:
+                v = _power(vals[0], e.exp, vals[1]) if e.is_Pow else _FUNCTIONS[type(e)](*vals)
+            except (ValueError, ZeroDivisionError, OverflowError):   # log(0), 0 ** -0.5
+                v = complex(float("nan"), 0.0)
+        memo[e] = v
+    return memo[expr]
+
+
+def _power(base: complex, exp, value: complex) -> complex:
+    """base ** exp; an integer exponent by products (exact signs, no branch cut)."""
+    if exp.is_Integer:
+        if base == 0 and exp < 0:
+            return complex(float("inf"), 0.0)
+        return base ** int(exp)
+    if base == 0:
+        return 0j
+    if base.imag == 0 and base.real > 0:
+        return complex(base.real ** value) if value.imag == 0 else base ** value
+    return base ** value
 
 
 def numeric_probe(*exprs, point: int = 0) -> dict:
@@ -91,13 +161,26 @@ def vanishes(exprs, numeric=generic_values, tol: float = VANISH_TOL,
     for k in range(2):
         values = iter(numeric(flat, k))
         for group in terms:
-            parts = [sm.sympify(next(values)) for _ in group]
-            if not all(v.is_number for v in parts):
+            parts = [as_number(next(values)) for _ in group]
+            if None in parts:
                 return False
-            scale = 1.0 + sum(abs(complex(v)) for v in parts) if relative else 1.0
-            if not abs(sum(complex(v) for v in parts)) <= tol * scale:      # nan: not zero
+            scale = 1.0 + sum(abs(v) for v in parts) if relative else 1.0
+            if not abs(sum(parts)) <= tol * scale:      # nan: not zero
                 return False
     return True
+
+
+def as_number(value):
+    """value (a Python or a SymPy number) as a complex, None if it is not a number."""
+    if isinstance(value, (int, float, complex)):
+        return complex(value)
+    value = sm.sympify(value)
+    if not value.is_number:
+        return None
+    try:
+        return complex(value)
+    except TypeError:           # zoo and the like
+        return None
 
 
 def probe_matrix(K: sm.Matrix, point: int = 0):

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from .formulation import generalized_forces
 from .motions import is_rigid
-from .symbolic import generic_values, vanishes
+from .progress import checkpoint
+from .symbolic import VANISH_TOL, as_number, generic_values, vanishes
 from .vec3 import add, cross, matvec
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "skew", "spatial_transform"]
@@ -101,18 +103,13 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
             for k in live}
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
+        checkpoint()
         G, W, h = bodies[k]
         own = owned[k]
         pk = parent[k]
         if pk != -1:
             R, r = transport(k, pk)
-            Xf = spatial_transform(R, r)
-            Gp = bodies[pk][0]
-            check = []
-            for j in nz[pk]:
-                carried = Xf * sm.Matrix([Gp[i][j] for i in range(6)])
-                check += [G[i][j] - carried[i] for i in range(6)]
-            if not vanishes(check, numeric):
+            if not _carried(G, bodies[pk][0], sorted(nz[pk]), R, r, numeric):
                 return no("a body does not carry its parent's motion rigidly")
         index[k] = len(nodes)
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
@@ -122,6 +119,31 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                               R=None if pk == -1 else [list(row) for row in R.tolist()],
                               r=None if pk == -1 else list(r)))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _carried(G, Gp, cols, R, r, numeric) -> bool:
+    """G = X Gp on the columns cols (the parent's speeds), X = [[R, 0], [-R r×, R]], at
+    two generic points (numeric: see codegen.symbolic.vanishes), in floats: the check is
+    O(n) numbers per body, where products of SymPy matrices would cost O(n) each."""
+    R = R.tolist() if isinstance(R, sm.MatrixBase) else R
+    exprs = [sm.sympify(e) for e in [e for row in R for e in row] + list(r)] \
+        + [Gp[i][j] for j in cols for i in range(6)] + [G[i][j] for j in cols for i in range(6)]
+    m = len(cols)
+    for point in (0, 1):
+        values = [as_number(v) for v in numeric(exprs, point)]
+        if None in values:
+            return False
+        v = np.array(values)
+        Rn, rn = v[:9].reshape(3, 3), v[9:12]
+        Gpn = v[12:12 + 6 * m].reshape(m, 6).T
+        Gn = v[12 + 6 * m:].reshape(m, 6).T
+        rx = np.array([[0, -rn[2], rn[1]], [rn[2], 0, -rn[0]], [-rn[1], rn[0], 0]])
+        X = np.zeros((6, 6), dtype=complex)
+        X[:3, :3] = X[3:, 3:] = Rn
+        X[3:, :3] = -Rn @ rx
+        if not np.all(np.abs(Gn - X @ Gpn) <= VANISH_TOL):     # nan: not carried
+            return False
+    return True
 
 
 def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) -> Tree | None:
@@ -137,13 +159,13 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
     is taken off the body's bias wrench, so that it costs O(1) and not a
     dot product with every partial velocity; the other loads make Q.
     motions: the formulation's codegen.motions.Motions; why: see tree_of."""
-    kin, N = motions.kin, motions.N
+    kin = motions.kin
     p = len(kin.speeds)
     data, places = [], []
     try:
         for body in bodies:
             P = body.masscenter
-            X = body.frame if is_rigid(body) else N
+            X = body.frame if is_rigid(body) else motions.particle_frame(P)
             v = motions.point(P, X)
             m = kin.to_plain(body.mass, f"the mass of {body}")
             G = [[sm.S.Zero] * p for _ in range(3)] + [[v.partials[j][i] for j in range(p)]

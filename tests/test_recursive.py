@@ -6,7 +6,8 @@ import sympy.physics.mechanics as me
 
 from codegen import DynamicsError, GibbsAppellMethod, Options, equations_of, generate
 from codegen import examples as ex
-from codegen.plan import build_programs
+from codegen.plan import TREE_OPERATION_COST, build_programs
+from codegen.recursive import tree_program
 from codegen.tree import tree_of
 
 
@@ -28,8 +29,15 @@ def test_which_models_are_trees():
     eom = equations_of(GibbsAppellMethod(**ex.spatial_chain(2, speeds='rates').kwargs))
     limit = Options().unrolled_limit
     assert "tree" in build_programs(eom, limit, False, False)         # a chain: recursion
+    # short limbs (the humanoid): whichever is the less work, counting an operation of
+    # the recursion as TREE_OPERATION_COST of the dense program's and its solve's
     eom = equations_of(GibbsAppellMethod(**ex.humanoid().kwargs))
-    assert "tree" not in build_programs(eom, limit, False, False)     # short limbs: dense
+    programs = build_programs(eom, limit, False, False)
+    dense = build_programs(equations_of(GibbsAppellMethod(**ex.humanoid().kwargs),
+                                        recursive=False), limit, False, False)
+    tree_cost = TREE_OPERATION_COST * tree_program(eom).operation_count
+    dense_cost = dense["eval"].operation_count + dense["solve"].operation_count
+    assert ("tree" in programs) == (tree_cost < dense_cost), (tree_cost, dense_cost)
     # taken at their joint points (codegen.tree._at_joint), the root, turning about
     # a fixed point, has no linear rows, and each joint's own speeds only angular ones
     t = equations_of(GibbsAppellMethod(**ex.spatial_chain(3).kwargs), recursive=True).tree
@@ -151,7 +159,10 @@ def test_recursion_equals_the_dense_equations(chain):
     model, ga, mod, p = chain
     eq = equations_of(ga)
     args = list(eq.q) + list(eq.u) + list(eq.constants) + list(eq.specifieds)
-    fM, fF = sm.lambdify(args, eq.M), sm.lambdify(args, eq.F)
+    inline = {}                   # the formulation's intermediates (shared sums) written out
+    for item in eq.intermediates:
+        inline[item.symbol] = item.expr.xreplace(inline)
+    fM, fF = sm.lambdify(args, eq.M.xreplace(inline)), sm.lambdify(args, eq.F.xreplace(inline))
     rng = np.random.default_rng(12)
     for _ in range(10):
         x = rng.uniform(-3, 3, len(mod.states))

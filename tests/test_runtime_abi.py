@@ -284,9 +284,11 @@ def test_functions_in_parts_equal_whole_ones(tmp_path, monkeypatch, name):
     whole = generate(ga, name, output_dir=tmp_path / "whole")
     monkeypatch.setattr(emit, "PART_LIMIT", 10)
     monkeypatch.setattr(emit, "PART_STATEMENTS", 7)
+    monkeypatch.setattr(emit, "TU_STATEMENTS", 40)     # the parts in files of their own
     parted = generate(ga, name, output_dir=tmp_path / "parted")
     text = (parted.source_dir / f"{name}.c").read_text()
     assert f"{name}_eval_part3(" in text and "double w[" in text
+    assert (parted.source_dir / f"{name}_part1.c").is_file()
     assert "_part" not in (whole.source_dir / f"{name}.c").read_text()
     vals = dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0)
     p = np.array([vals[c] for c in whole.constants])

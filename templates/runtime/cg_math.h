@@ -18,6 +18,13 @@
 #else
 #define CG_NOINLINE
 #endif
+/* a part in a file of its own (a large model's, compiled beside the others): seen by
+   the model's other files, not outside its library */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define CG_PART CG_NOINLINE __attribute__((visibility("hidden")))
+#else
+#define CG_PART CG_NOINLINE
+#endif
 
 static inline double cg_sq(double a) { return a * a; }
 static inline double cg_cube(double a) { return a * a * a; }

@@ -1,0 +1,143 @@
+"""Large models (issue 32): point kinematics composed along the position tree, against
+SymPy's velocities; growth of the formulation with n; the build's time budget; the
+same sources whatever the hash seed."""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import sympy as sm
+
+from codegen import BudgetError, GibbsAppellMethod, Options, generate
+from codegen import examples as ex
+from codegen.progress import Stages, checkpoint
+from codegen.relative import RelativeMotions
+
+
+def _composed(model):
+    """(RelativeMotions, kinematics) of a model, formed as the formulation forms them."""
+    ga = GibbsAppellMethod(**model.kwargs)
+    kin = ga._kin
+    return RelativeMotions(kin, model.frame, model.bodies), kin
+
+
+@pytest.mark.parametrize("make", [lambda: ex.n_pendulum_on_cart(4),
+                                  lambda: ex.spatial_chain(2)],
+                         ids=["pendulum4", "chain2"])
+def test_composed_velocities_equal_sympys(make):
+    """Every body's composed velocity and partial velocities (components in the frame
+    planned for it, over the intermediates) equal SymPy's P.vel(N) and its partials
+    at two random states, in floats from an independent substitution."""
+    model = make()
+    rm, kin = _composed(model)
+    N = model.frame
+    points = [b.masscenter for b in model.bodies]
+    motions = [rm.velocity(P) for P in points]
+    timed = {plain: f for f, plain in kin._base.items()}
+    consts = sorted(model.constants, key=str)
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)
+        at = {s: sm.Float(v) for s, v in zip(kin.qs + kin.speeds,
+                                              rng.uniform(-1.2, 1.2, len(kin.qs) + len(kin.speeds)))}
+        at.update({c: sm.Float(v) for c, v in zip(consts, rng.uniform(0.5, 1.5, len(consts)))})
+        at_time = {timed[s]: v for s, v in at.items() if s in timed}
+        at_time.update({c: at[c] for c in consts})
+        at_time.update({qk.diff(): e.xreplace(at) for qk, e in zip(kin.q, kin.qdot)})
+        for item in rm.items:                              # definitions before their uses
+            at[item.symbol] = item.expr.xreplace(at).evalf()
+        for P, mo in zip(points, motions):
+            theirs = P.vel(N)
+            ours = [float(c.xreplace(at)) for c in mo.value]
+            ref = [float(c.xreplace(at_time).evalf()) for c in theirs.to_matrix(mo.frame)]
+            np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-10)
+            for j, s in enumerate(kin.speeds):
+                partial = theirs.diff(timed[s], N).to_matrix(mo.frame)
+                ref = [float(c.xreplace(at_time).evalf()) for c in partial]
+                got = [float(sm.sympify(c).xreplace(at)) for c in mo.partials[j]]
+                np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
+
+
+def test_composed_kinematics_grow_linearly():
+    """The pendulum on a cart in absolute angles (each point the sum of every link
+    before it): the composed intermediates grow by the same few per link, where
+    SymPy's written-out velocities grow with the square of n."""
+    sizes = {}
+    for n in (4, 8, 16):
+        model = ex.n_pendulum_on_cart(n)
+        rm, _ = _composed(model)
+        for b in model.bodies:
+            rm.velocity(b.masscenter)
+        sizes[n] = len(rm.items)
+    assert sizes[16] - sizes[8] <= 2 * (sizes[8] - sizes[4]) + 2, sizes
+
+
+def test_budget_names_the_stage(tmp_path):
+    """A build over its budget stops with BudgetError naming the stage it was in, and
+    writes no model; checkpoints inside a stage see the budget too."""
+    ga = GibbsAppellMethod(**ex.n_pendulum_on_cart(3).kwargs)
+    with pytest.raises(BudgetError, match=r"stopped in stage 'forming' .* budget of 1e-06 s"):
+        generate(ga, "over_budget", output_dir=tmp_path, budget=1e-6)
+    assert not list(tmp_path.rglob("*.so")) and not list(tmp_path.rglob("*.c"))
+    stages = Stages(False, budget=0.01, what="a test build")
+    with pytest.raises(BudgetError, match="a test build stopped in stage 'CSE'"):
+        with stages("CSE"):
+            time.sleep(0.05)
+            checkpoint()
+    checkpoint()                          # outside a stage: nothing to check
+    for bad in (0, -1.0, float("inf"), True, "10"):
+        with pytest.raises(ValueError, match="budget must be a positive number of seconds"):
+            Options(budget=bad)
+    assert Options(budget=5).key() == Options().key()     # the budget shapes no code
+
+
+_SOURCES = """
+import hashlib, sys
+import codegen.emit as emit
+from codegen import GibbsAppellMethod, examples as ex
+from codegen.build import model_sources
+emit.PART_LIMIT, emit.PART_STATEMENTS, emit.TU_STATEMENTS = 40, 25, 60
+eq, src = model_sources(GibbsAppellMethod(**ex.n_pendulum_on_cart(6).kwargs), "det6")
+assert len(src.c_files) > 2, src.c_files       # the parts in units of their own
+for name in sorted(src.files):
+    print(name, hashlib.sha256(src.files[name].encode()).hexdigest())
+"""
+
+
+def test_sources_do_not_depend_on_the_hash_seed():
+    """The composed kinematics, the shared sums, the DAG CSE and the parts spread over
+    translation units give byte-identical sources under two hash seeds."""
+    outs = []
+    for seed in ("3", "4"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run([sys.executable, "-c", _SOURCES], env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] and outs[0].count("\n") > 3
+
+
+def test_point_at_its_parent_is_composed():
+    """A point located from another at a zero position (no frame of its own) takes its
+    parent's velocity: a pendulum hung from such a point."""
+    import sympy.physics.mechanics as me
+    from codegen import equations_of
+    q, u = me.dynamicsymbols("q u")
+    m, l, g = sm.symbols("m l g")
+    N = me.ReferenceFrame("N")
+    A = N.orientnew("A", "Axis", [q, N.z])
+    A.set_ang_vel(N, u * N.z)
+    O = me.Point("O")
+    O.set_vel(N, 0)
+    H = O.locatenew("H", 0)
+    P = H.locatenew("P", l * A.x)
+    P.set_vel(N, u * l * A.y)             # H's velocity never asked: H is not at rest
+    ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()],
+                           bodies=[me.Particle("p", P, m)], forcelist=[(P, -m * g * N.y)])
+    eq = equations_of(ga)
+    inline = {}
+    for item in eq.intermediates:
+        inline[item.symbol] = item.expr.xreplace(inline)
+    assert sm.simplify(eq.M[0, 0].xreplace(inline) - m * l**2) == 0
+    assert sm.simplify(eq.F[0].xreplace(inline) + g * l * m * sm.cos(eq.q[0])) == 0
