@@ -1,6 +1,7 @@
 """Sweeps on real Dask clusters on 127.0.0.1: a LocalCluster of worker processes, and a
 scheduler and workers started as separate processes with the `dask` command. Every
 result is compared with the same runs made alone, in this process."""
+import contextlib
 import os
 import pickle
 import signal
@@ -33,8 +34,8 @@ def worker_cache(tmp_path_factory):
     return tmp_path_factory.mktemp("worker_cache")
 
 
-@pytest.fixture(scope="module")
-def cluster(worker_cache):
+@contextlib.contextmanager
+def local_cluster(worker_cache):
     """Two worker processes whose model cache is not the client's. Dask's nannies set
     OMP_NUM_THREADS and PYTHONHASHSEED in this process's environment: restored after."""
     environ = dict(os.environ)
@@ -43,10 +44,18 @@ def cluster(worker_cache):
                                   env={"OMP_NUM_THREADS": "1",
                                        "CODEGEN_CACHE": str(worker_cache)})
     client = distributed.Client(lc)
-    yield client
-    client.close()
-    lc.close()
-    restore_environ(environ)
+    try:
+        yield client
+    finally:
+        client.close()
+        lc.close()
+        restore_environ(environ)
+
+
+@pytest.fixture(scope="module")
+def cluster(worker_cache):
+    with local_cluster(worker_cache) as client:
+        yield client
 
 
 def _table(model, p, n, seed=0):
@@ -205,10 +214,16 @@ def test_a_cluster_started_with_the_dask_command(pendulum, tmp_path):
                 proc.kill()
 
 
-def test_sweep_with_feedback_outputs_and_events(cluster, tmp_path):
+def test_sweep_with_feedback_outputs_and_events(tmp_path):
     """A Monte Carlo of an LQR controller on the pendulum on a cart: K and x_ref sent
     with the runs, each run's outputs (reduced on the worker) and events returned, equal
-    to simulate_batch's in this process."""
+    to simulate_batch's in this process. A cluster of its own: the module's had a worker
+    killed and restarted, after which a sweep on it once waited for minutes."""
+    with local_cluster(tmp_path / "worker_cache") as cluster:
+        _feedback_outputs_and_events(cluster, tmp_path)
+
+
+def _feedback_outputs_and_events(cluster, tmp_path):
     from scipy.linalg import solve_continuous_are
     model = ex.n_pendulum_on_cart(1)
     ga = GibbsAppellMethod(**model.kwargs)

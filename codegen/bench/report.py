@@ -61,6 +61,11 @@ SECTIONS = [
      "forming time under a cap.",
      ["codegen.bench.spatial", "--models", "chain:2", "chain:4", "chain:8", "chain:12",
       "humanoid", "--cap", "600", "--kane-cap", "120"]),
+    ("Large models", "The n-link pendulum on a cart as SymPy writes it (absolute angles): build "
+     "time by stage, RHS per call against pinocchio.aba and the Jacobian against "
+     "computeABADerivatives on the same chain (results checked equal first), KanesMethod "
+     "under a cap.",
+     ["codegen.bench.scale", "--n", "20", "50", "100", "200", "--jacobian-n", "20", "100"]),
     ("Real robots from their URDF", "codegen.robots.from_urdf on the rigid-body dynamics "
      "benchmark's robots and example-robot-data's, against Pinocchio's aba, rnea, crba and "
      "computeABADerivatives on the same files (each result compared, 1e-9, before its times "
