@@ -1,5 +1,24 @@
 """Benchmarks that run this project and its peers side by side in one run."""
+import subprocess
+import sys
 import timeit
+
+#: child()'s reason for a run stopped at its cap
+CAPPED = "capped"
+
+
+def child(args, cap=None, env=None):
+    """Run ``python -c *args`` in a fresh interpreter, stopped after cap seconds:
+    (its stdout's last line, None), or (None, why not): CAPPED past the cap, else the
+    last line of its stderr ("failed" if it wrote none)."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", *args], capture_output=True, text=True,
+                              timeout=cap, env=env)
+    except subprocess.TimeoutExpired:
+        return None, CAPPED
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["failed"])[-1]
+    return proc.stdout.strip().splitlines()[-1], None
 
 
 def median_time(f, number: int = 2000) -> float:

@@ -29,8 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
+from . import CAPPED, child
 
 _CHILD = r"""
 import json, sys, time
@@ -109,14 +109,10 @@ DEFAULT_MODELS = ["pendulum:5", "pendulum:12", "pendulum:20", "chain:4", "chain:
 
 def measure(tool: str, spec: str, cap: float) -> dict:
     """One formation in a fresh interpreter; {'capped': True} past cap seconds."""
-    try:
-        out = subprocess.run([sys.executable, "-c", _CHILD, tool, spec],
-                             capture_output=True, text=True, timeout=cap)
-    except subprocess.TimeoutExpired:
+    line, why = child([_CHILD, tool, spec], cap)
+    if why == CAPPED:
         return {"capped": True}
-    if out.returncode != 0:
-        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return {"error": why} if why else json.loads(line)
 
 
 def compare(models, repeat: int, cap: float):

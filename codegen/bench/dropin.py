@@ -29,10 +29,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 
 import numpy as np
+from . import CAPPED, child
 
 _CHILD = r"""
 import json, sys, time, warnings
@@ -94,15 +94,10 @@ TOOLS = ("kane", "ours")
 
 def measure(tool: str, name: str, cap: float, pydy: bool = True) -> dict:
     """One tool on one model in a fresh interpreter; {'capped': True} past cap seconds."""
-    try:
-        out = subprocess.run([sys.executable, "-c", _CHILD, tool, name,
-                              "pydy" if pydy else "-"],
-                             capture_output=True, text=True, timeout=cap)
-    except subprocess.TimeoutExpired:
+    line, why = child([_CHILD, tool, name, "pydy" if pydy else "-"], cap)
+    if why == CAPPED:
         return {"capped": True}
-    if out.returncode != 0:
-        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return {"error": why} if why else json.loads(line)
 
 
 def _close(ours, theirs, rtol=1e-9) -> bool:

@@ -31,7 +31,6 @@ import tempfile
 import time
 
 import numpy as np
-import sympy as sm
 
 from codegen import GibbsAppellMethod, generate
 from codegen.examples import spacecraft, spin_up_beam
@@ -50,7 +49,7 @@ def _exudyn_data(model):
     pos = [np.array([sx, sy, sz]) * a for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
     mass = [float(hub.mass) / 8] * 8
     n = sum(p.n for p in panels)
-    cols, rows = [], []
+    rows = []
     k0 = 0
     for p in panels:
         R = np.array(H.dcm(p.frame).evalf(), dtype=float)

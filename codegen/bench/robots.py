@@ -30,11 +30,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from ..robots.catalog import BENCHMARK_ROBOTS
+from . import CAPPED, child
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -168,15 +168,11 @@ def measure(name: str, shared: Path, symbolic: bool, cap: float, rebuild: bool =
     except FileNotFoundError as exc:
         return {"failed": str(exc)}
     env = dict(os.environ, CODEGEN_CACHE=tempfile.mkdtemp(prefix="cg-robots-"))
-    try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD, name, path, str(int(floating)),
-                               json.dumps(options), str(int(symbolic)), str(int(rebuild))], capture_output=True,
-                              text=True, timeout=cap, env=env)
-    except subprocess.TimeoutExpired:
+    line, why = child([_CHILD, name, path, str(int(floating)), json.dumps(options),
+                       str(int(symbolic)), str(int(rebuild))], cap, env)
+    if why == CAPPED:
         return {"failed": f"> {cap:.0f} s"}
-    if proc.returncode:
-        return {"failed": proc.stderr.strip().splitlines()[-1][:200]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"failed": why[:200]} if why else json.loads(line)
 
 
 def _cell(r: dict, key: str) -> str:

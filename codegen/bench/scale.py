@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import textwrap
+from . import CAPPED, child
 
 _OURS = textwrap.dedent(r"""
 import json, sys, tempfile, time
@@ -125,23 +125,16 @@ print(time.perf_counter() - t0)
 
 def ours(n: int, jacobian: bool, budget: float) -> dict:
     """Our build and calls at n, in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", _OURS, str(n), "1" if jacobian else "0",
-                           str(budget)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    line, why = child([_OURS, str(n), "1" if jacobian else "0", str(budget)])
+    return {"error": why} if why else json.loads(line)
 
 
 def kane(n: int, cap: float) -> str:
     """KanesMethod's kanes_equations at n in seconds, or "> cap"."""
-    try:
-        proc = subprocess.run([sys.executable, "-c", _KANE, str(n)], capture_output=True,
-                              text=True, timeout=cap)
-    except subprocess.TimeoutExpired:
+    line, why = child([_KANE, str(n)], cap)
+    if why == CAPPED:
         return f"> {cap:g}"
-    if proc.returncode != 0:
-        return "failed"
-    return f"{float(proc.stdout.strip().splitlines()[-1]):.1f}"
+    return "failed" if why else f"{float(line):.1f}"
 
 
 def main(argv=None) -> int:

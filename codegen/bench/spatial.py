@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 
 import numpy as np
+from . import CAPPED, child
 
 _CHILD = r"""
 import json, sys, tempfile, time
@@ -168,14 +168,8 @@ def pinocchio_humanoid(vals: dict):
 
 def _child(script: str, spec: str, cap: float):
     """(stdout's last line, None) of the script run on spec, or (None, why not)."""
-    try:
-        proc = subprocess.run([sys.executable, "-c", script, spec], capture_output=True,
-                              text=True, timeout=cap)
-    except subprocess.TimeoutExpired:
-        return None, f"> cap ({cap:.0f} s)"
-    if proc.returncode:
-        return None, proc.stderr.strip().splitlines()[-1]
-    return proc.stdout.strip().splitlines()[-1], None
+    line, why = child([script, spec], cap)
+    return line, (f"> cap ({cap:.0f} s)" if why == CAPPED else why)
 
 
 def measure(spec: str, cap: float, kane_cap: float = 0.0) -> dict:
