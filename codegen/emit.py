@@ -95,8 +95,9 @@ class _Printer(C99CodePrinter):
     _MAX_UNROLL = 4
 
     def __init__(self, names, scratch_from=None):
-        # order="none": the canonical term order costs a third of the printing
-        super().__init__({"full_prec": False, "order": "none"})
+        # order="none": the canonical term order costs a third of the printing;
+        # no math macros: M_PI and the like are POSIX, not C99 (the standalone C is strict)
+        super().__init__({"full_prec": False, "order": "none", "math_macros": {}})
         self._names = names
         self.trig = {}        # argument -> k: sin, cos of it are cg_s<k>, cg_c<k>
         self._scratch_from = scratch_from   # sin, cos in w[] from here (a parted function)
@@ -127,6 +128,9 @@ class _Printer(C99CodePrinter):
         return name if name is not None else super()._print_Symbol(expr)
 
     _print_Dummy = _print_Symbol
+
+    def _print_NumberSymbol(self, expr):
+        return repr(float(expr))             # pi, E: the double nearest, inline
 
     def _print_Function(self, expr):
         name = self._names.get(expr)
