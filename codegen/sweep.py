@@ -32,6 +32,10 @@ Choices, and why:
   OMP_NUM_THREADS=1 (the cores are the workers'; one OpenMP team per worker
   would oversubscribe them). Given a client or a scheduler address, the
   cluster is the caller's.
+- ``deadline`` (seconds, None: no limit) bounds the wait: a cluster whose
+  workers never start a chunk (none connected, all lost) raises TimeoutError
+  naming the unfinished rows, after cancelling them, rather than waiting
+  forever.
 - Inputs are checked before anything is sent: a wrong column count or a
   non-finite entry is refused naming the argument, row and column.
 """
@@ -177,7 +181,7 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
           max_steps: int = CONSTANTS["CG_MAX_STEPS"], reduce=None, client=None,
           chunk_size: int | None = None, retries: int = 2, progress: bool = False,
           timeout: float = 10.0, events=None, max_events: int = DEFAULT_MAX_EVENTS,
-          controller=None, x_ref=None) -> SweepResult:
+          controller=None, x_ref=None, deadline: float | None = None) -> SweepResult:
     """Run a compiled model over a table of runs on a Dask cluster.
 
     X0 (N, nx), P (N, np), R (N, nr): a row per run, or one row (or a vector)
@@ -189,7 +193,12 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     "tcp://127.0.0.1:8786", or None for a LocalCluster started and closed for
     this call. chunk_size: runs per task (default: about 8 tasks per worker
     thread). progress: a tqdm bar over completed chunks (if tqdm is installed).
+    deadline: seconds to wait for the results (None: no limit); past it, the
+    unfinished chunks are cancelled and TimeoutError names their rows.
+    timeout: seconds to connect to a scheduler given by its address.
     """
+    if deadline is not None and not (isinstance(deadline, (int, float)) and deadline > 0):
+        raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
     nx, nr = model.nx, len(model.specifieds)
     if controller is not None and not isinstance(controller, (list, tuple, np.ndarray)):
         raise TypeError(f"{model.name}: sweep's controller is a matrix K: a C function's "
@@ -237,10 +246,19 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
         from distributed import as_completed
         bar = _bar(progress, len(starts), dask_client)
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, timeout=deadline):
                 parts[futures[future]] = future.result()
                 if bar is not None:
                     bar.update(1)
+        except TimeoutError:                  # as_completed's, past the deadline
+            late = [k for k, part in enumerate(parts) if part is None]
+            dask_client.cancel([f for f, k in futures.items() if k in late])
+            rows = ", ".join(f"{starts[k]}-{min(starts[k] + chunk_size, n) - 1}"
+                             for k in late[:5]) + (" ..." if len(late) > 5 else "")
+            workers = len(dask_client.scheduler_info().get("workers", {}))
+            raise TimeoutError(f"{model.name}: sweep: {len(late)} of {len(starts)} chunks "
+                               f"(rows {rows}) not finished within the deadline of "
+                               f"{deadline} s; the cluster has {workers} workers") from None
         finally:
             if bar is not None:
                 bar.close()

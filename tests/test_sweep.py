@@ -267,3 +267,24 @@ def test_sweep_of_a_flexible_body(cluster):
     assert np.array_equal(result.outputs["tip_deflection"],
                           batch.outputs["tip_deflection"].max(axis=1))
     assert np.all(np.diff(peak) > 0) and 1e-3 < peak[-1] < 2.5, peak
+
+
+def test_a_cluster_without_workers_meets_the_deadline(pendulum):
+    """A scheduler with no worker never starts a chunk: the sweep stops at its deadline
+    with TimeoutError naming the unfinished rows, instead of waiting forever; a bad
+    deadline is refused before anything is sent."""
+    model, mod, p = pendulum
+    X0, P = _table(model, p, 6)
+    lc = distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
+                                  dashboard_address=None)
+    try:
+        with distributed.Client(lc) as client:
+            start = time.monotonic()
+            with pytest.raises(TimeoutError, match=r"3 of 3 chunks \(rows 0-1, 2-3, 4-5\).*"
+                                                   r"deadline of 1.5 s.*0 workers"):
+                sweep(mod, (0, 1), X0, P, [0.0], client=client, chunk_size=2, deadline=1.5)
+            assert time.monotonic() - start < 60
+            with pytest.raises(ValueError, match="deadline"):
+                sweep(mod, (0, 1), X0, P, [0.0], client=client, deadline=-1)
+    finally:
+        lc.close()
