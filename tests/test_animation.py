@@ -1,7 +1,8 @@
 """The animation page in a real browser (headless Chromium, WebGL on SwiftShader): it
 loads without JavaScript errors, draws the rolling disk where its state says (its contact
-point projected through the page's camera), changes pixels only where bodies moved, and
-stays small for the 12-body humanoid; bad input is refused before anything is written."""
+point projected through the page's camera), changes pixels only where bodies moved, draws
+a flexible beam deformed where its modal coordinates say, and stays small for the 12-body
+humanoid; bad input is refused before anything is written."""
 import os
 import stat
 
@@ -16,6 +17,7 @@ from codegen.animation.shapes import equivalent_box, read_mesh
 
 FPS = 60
 RED = "#ff0000"
+BEAM_SPIN = dict(Omega=1.0, T=2.0)         # spin_up_beam's final rate and spin-up time
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +41,16 @@ def animated(tmp_path_factory):
             model = ex.humanoid()
             mod = generate_animated(model, "anim_humanoid", output_dir=out)
             seconds = 10.0
+        elif name == "beam":              # a quick spin-up: the tip deflects about a metre
+            model = ex.spin_up_beam(2)
+            model.parameter_values.update(BEAM_SPIN)
+            mod = generate_animated(model, "anim_beam", output_dir=out)
+            seconds = 2.0
         p = mod.parameters(model.parameter_values)
         r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
         run = mod.simulate((0, seconds), model.initial_state, p, r, rtol=1e-9, atol=1e-9,
-                           t_eval=np.linspace(0, seconds, int(round(seconds * FPS)) + 1))
+                           t_eval=np.linspace(0, seconds, int(round(seconds * FPS)) + 1),
+                           method="bdf" if model.stiff else "dopri5")
         assert run.success, run.message
         made[name] = dict(model=model, mod=mod, run=run, p=p, dir=out)
         return made[name]
@@ -350,3 +358,121 @@ def test_player_is_valid_javascript(tmp_path):
     mjs.write_text((TEMPLATE_DIR / "animation" / "player.js").read_text())
     proc = subprocess.run([node, "--check", str(mjs)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# -- flexible bodies -------------------------------------------------------------------
+
+def cantilever_oracle(L, n):
+    """The cantilever's shapes phi_k(x) from their textbook form, cosh bx - cos bx -
+    s_k (sinh bx - sin bx), with roots of 1 + cos cosh = 0 by brentq, normalized by
+    quadrature to int phi^2 = L, and the foreshortening G_kl(x) = int_0^x phi_k' phi_l'
+    by quadrature: none of codegen.flexible's code."""
+    from scipy.integrate import quad
+    from scipy.optimize import brentq
+    roots = [brentq(lambda b: 1 + np.cos(b) * np.cosh(b), max(k * np.pi, 1.0),
+                    (k + 0.5) * np.pi + 0.6) for k in range(n)]     # one root per bracket
+    beta = np.array(roots) / L
+    s = (np.cosh(roots) + np.cos(roots)) / (np.sinh(roots) + np.sin(roots))
+
+    def raw(x, k, d=0):
+        b, z = beta[k], beta[k] * x
+        if d == 0:
+            return np.cosh(z) - np.cos(z) - s[k] * (np.sinh(z) - np.sin(z))
+        return b * (np.sinh(z) + np.sin(z) - s[k] * (np.cosh(z) - np.cos(z)))
+    scale = [np.sqrt(L / quad(lambda x: raw(x, k) ** 2, 0, L, limit=200)[0]) for k in range(n)]
+
+    def phi(x):
+        return np.array([scale[k] * raw(x, k) for k in range(n)])
+
+    def G(x):
+        return np.array([[quad(lambda u: scale[k] * scale[m] * raw(u, k, 1) * raw(u, m, 1),
+                               0, x, limit=200)[0] for m in range(n)] for k in range(n)])
+    return phi, G
+
+
+def hub_angle(t, Omega, T):
+    """spin_up_beam's prescribed hub angle (Kane, Ryan & Banerjee), in numpy."""
+    c = 2 * np.pi / T
+    return np.where(t <= T, Omega / T * (t**2 / 2 + (np.cos(c * t) - 1) / c**2),
+                    Omega * T / 2 + Omega * (t - T))
+
+
+def test_flexible_beam_points_from_c_equal_the_mode_shapes(animated):
+    """The beam's drawn points, composed from the compiled outputs, against r0 + phi eta
+    - 1/2 (eta^T G eta) e turned by the hub angle, with the cantilever's shapes evaluated
+    here (textbook form, roots by brentq, integrals by quad); the tip against the model's
+    tip_deflection output."""
+    from codegen.animation.page import Scene
+    from codegen.animation.poses import FLEX_POINTS
+    d = animated("beam")
+    run, L = d["run"], 10.0
+    scene = Scene(run.t, run.outputs, "beam")
+    [(body, style, nodes)] = scene.flexible
+    assert (body, style) == ("beam", "line") and nodes.shape == (len(run.t), FLEX_POINTS, 3)
+    phi, G = cantilever_oracle(L, 2)
+    xs = np.linspace(0, L, FLEX_POINTS)
+    Phi, Gs = np.array([phi(x) for x in xs]), np.array([G(x) for x in xs])
+    theta = hub_angle(run.t, **BEAM_SPIN)
+    eta = run.x[:, :2]
+    assert np.abs(eta).max() > 0.1                                  # it does bend
+    local = np.zeros((len(run.t), FLEX_POINTS, 3))
+    local[..., 0] = xs - 0.5 * np.einsum("tk,xkl,tl->tx", eta, Gs, eta)
+    local[..., 1] = np.einsum("tk,xk->tx", eta, Phi)
+    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
+    want = np.stack([c * local[..., 0] - s * local[..., 1],
+                     s * local[..., 0] + c * local[..., 1], local[..., 2]], axis=-1)
+    assert np.abs(nodes - want).max() < 1e-8 * L
+    in_B = c[:, 0] * nodes[:, -1, 1] - s[:, 0] * nodes[:, -1, 0]        # the tip's B.y component
+    assert np.abs(in_B - run.outputs["tip_deflection"]).max() < 1e-12 * L
+    assert np.abs(np.diff(nodes, axis=1)).max() > 0                  # root to tip in order
+
+
+def test_flexible_beam_is_drawn_deformed(animated, browser, tmp_path):
+    """In the page at #t=1 (a sample time) the drawn tip, read from the instanced nodes
+    three.js renders, is the model's tip_deflection from the hub's axis (float32 data);
+    its pixel, projected through the page's camera, is the beam's colour."""
+    import json
+    d = animated("beam")
+    run = d["run"]
+    page = codegen.animate(d["mod"], run, tmp_path / "beam.html", outputs=["tip_deflection"])
+    state = browser.open(page, "t=1&hud=0")
+    assert state["errors"] == "" and state["objects"] == 1 and state["frames"] == len(run.t)
+    drawn = json.loads(browser.evaluate("""(() => {
+      const m = window.codegen.scene.getObjectByName("nodes:beam"), M = m.matrixWorld.clone();
+      const out = [];
+      for (let i = 0; i < m.count; i++) {
+        m.getMatrixAt(i, M);
+        out.push([M.elements[12], M.elements[13], M.elements[14]]);
+      }
+      return JSON.stringify(out); })()"""))
+    k = int(np.argmin(abs(run.t - 1.0)))
+    assert run.t[k] == 1.0
+    theta = hub_angle(1.0, **BEAM_SPIN)
+    tip = np.array(drawn[-1])
+    deflection = np.cos(theta) * tip[1] - np.sin(theta) * tip[0]
+    want = run.outputs["tip_deflection"][k]
+    assert abs(want) > 0.3 and abs(deflection - want) < 1e-5
+    from codegen.animation.page import Scene
+    nodes = Scene(run.t, run.outputs, "beam").flexible[0][2][k]
+    assert np.abs(np.array(drawn) - nodes).max() < 1e-5               # every drawn node
+    img = image(browser.screenshot(tmp_path / "beam.png"))
+    (u, v), = project(state["camera"], [tip], img.shape[1::-1])
+    r, g, b = img[int(round(v)), int(round(u))]
+    assert b > r + 30, (r, g, b)                                     # the beam's blue
+
+
+def test_fe_node_data_is_drawn_through_evenly_picked_nodes():
+    """An FE beam of 30 nodes: 21 of them, both ends kept, in axial order; at eta = 0 the
+    drawn points are the nodes' positions, bent they are the nodes' mode shapes."""
+    from codegen.animation.poses import FLEX_POINTS
+    model = ex.spin_up_beam(2, nodes=30)
+    out = pose_outputs(model)
+    [name] = [n for n in out if n.startswith("anim_flex__")]
+    assert name == "anim_flex__beam__B__O__line"
+    picked = np.round(np.linspace(0, 29, FLEX_POINTS)).astype(int)
+    beam = model.bodies[0]
+    at_rest = np.array(out[name].subs({q: 0 for q in beam.q}), dtype=float)
+    assert np.allclose(at_rest, beam.modes.position[picked], atol=1e-15)
+    eta = {q: v for q, v in zip(beam.q, (0.2, -0.1))}
+    bent = np.array(out[name].subs(eta), dtype=float)
+    assert np.allclose(bent[:, 1], beam.modes.shape[picked, 1] @ [0.2, -0.1], atol=1e-12)

@@ -251,6 +251,9 @@ def animate(mod, run, path="motion.html", *, shapes=(), outputs=(), traces=(), f
     traces : names of points whose paths are drawn.
     frames : True (every body's frame) or names of frames whose axes are drawn.
     boxes : draw each rigid body as its equivalent box (default True).
+
+    A flexible body is drawn deformed, through its sample points (``pose_outputs``):
+    a chain of rods root to tip for a beam, dots for other node data.
     title, speed : the page's title and its starting playback speed.
 
     Returns the path. Every check (the run against the model, the names, the folder) is
@@ -281,6 +284,10 @@ def animate(mod, run, path="motion.html", *, shapes=(), outputs=(), traces=(), f
         points={p: _b64(x.reshape(n, 3)) for p, x in scene.p.items()},
         objects=objects,
         links=[list(link) for link in scene.links], traces=traces,
+        flexible=[dict(name=body, style=style, count=x.shape[1], nodes=_b64(x),
+                       color=PALETTE[(k + len(scene.bodies) + len(scene.particles))
+                                     % len(PALETTE)])
+                  for k, (body, style, x) in enumerate(scene.flexible)],
         triads=[dict(frame=f, point=body_points.get(f)) for f in triads],
         outputs={o: dict(values=_b64(np.asarray(run.outputs[o], float).reshape(n, -1)),
                          width=int(np.prod(np.shape(run.outputs[o])[1:], dtype=int)))
