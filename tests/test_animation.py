@@ -176,6 +176,76 @@ def test_meshes_are_read_from_obj_and_stl(tmp_path):
         read_mesh(tmp_path / "bad.obj")
 
 
+DAE = """<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+<asset><unit meter="0.001"/><up_axis>Y_UP</up_axis></asset>
+<library_geometries><geometry id="g"><mesh>
+ <source id="g-pos"><float_array id="g-arr" count="15">0 0 0 1000 0 0 1000 1000 0 0 1000 0
+  5 5 5</float_array><technique_common><accessor source="#g-arr" count="5" stride="3"/>
+  </technique_common></source>
+ <source id="g-nrm"><float_array id="g-narr" count="3">0 0 1</float_array></source>
+ <vertices id="g-v"><input semantic="POSITION" source="#g-pos"/></vertices>
+ <polylist count="1"><input semantic="VERTEX" source="#g-v" offset="0"/>
+  <input semantic="NORMAL" source="#g-nrm" offset="1"/><vcount>4</vcount>
+  <p>0 0 1 0 2 0 3 0</p></polylist>
+</mesh></geometry></library_geometries>
+<library_nodes><node id="up"><translate>0 0 2000</translate><instance_geometry url="#g"/>
+</node></library_nodes>
+<library_visual_scenes><visual_scene id="s"><node><rotate>0 0 1 90</rotate><scale>2 2 2</scale>
+ <instance_geometry url="#g"/><node><instance_node url="#up"/></node></node>
+</visual_scene></library_visual_scenes>
+<scene><instance_visual_scene url="#s"/></scene></COLLADA>"""
+
+
+def triangles(vertices, faces):
+    """Each triangle's centroid and area vector (its corners' cross product, so its
+    facing): the same whichever corner is listed first."""
+    a, b, c = np.moveaxis(np.asarray(vertices, float)[faces], 1, 0)
+    return np.c_[(a + b + c) / 3, np.cross(b - a, c - a)]
+
+
+def same_triangles(v1, f1, v2, f2, tol):
+    """Each triangle of one mesh is a triangle of the other, facing the same way."""
+    from scipy.spatial import cKDTree
+    t1, t2 = triangles(v1, f1), triangles(v2, f2)
+    return len(t1) == len(t2) and cKDTree(t2).query(t1)[0].max() < tol \
+        and cKDTree(t1).query(t2)[0].max() < tol
+
+
+def test_collada_meshes_are_read_through_their_nodes(tmp_path):
+    """A .dae in millimetres: a quad (a polylist with normals interleaved) instanced by a
+    turned and scaled node and again through a nested instance_node lifted 2 m; the
+    unused point is dropped, up_axis is not applied (robot meshes are in link axes)."""
+    (tmp_path / "q.dae").write_text(DAE)
+    v, f = read_mesh(tmp_path / "q.dae")
+    quad = np.array([[0, 0, 0], [0, 2, 0], [-2, 2, 0], [-2, 0, 0]], float)   # Rz(90°) 2 x
+    want = np.array([[q[0], q[1], q[2], q[0], q[2], q[3]] for q in (quad, quad + [0, 0, 4])])
+    assert len(v) == 8 and f.shape == (4, 3)
+    assert same_triangles(v, f, want.reshape(-1, 3), np.arange(12).reshape(4, 3), 1e-12)
+    (tmp_path / "bad.dae").write_text("<COLLADA><asset>")
+    with pytest.raises(ValueError, match="not valid COLLADA"):
+        read_mesh(tmp_path / "bad.dae")
+
+
+def test_collada_meshes_equal_assimps(tmp_path):
+    """Real robot meshes (example-robot-data: a Blender Z_UP file with node matrices and a
+    MeshLab Y_UP one) against coal's loader (assimp): the same triangles."""
+    coal = pytest.importorskip("coal")
+    from codegen.robots.catalog import example_robot_data
+    root = example_robot_data()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    for name in ("panda_description/meshes/visual/finger.dae",
+                 "go1_description/meshes/hip.dae"):
+        path = os.path.join(root, name)
+        v, f = read_mesh(path)
+        model = coal.MeshLoader().load(path)
+        cv = np.array(model.vertices())
+        cf = np.array([[model.tri_indices(k)[i] for i in range(3)]
+                       for k in range(model.num_tris)])
+        assert same_triangles(v, f, cv, cf, 1e-6), name
+
+
 def test_page_loads_without_errors_and_shows_the_moment(animated, browser, tmp_path):
     d = animated("disk")
     (tmp_path / "t.obj").write_text(TETRAHEDRON)
@@ -305,7 +375,8 @@ def test_bad_input_is_refused_before_writing(animated, tmp_path):
 
 
 def test_urdf_visuals_are_drawn(browser, tmp_path):
-    """A URDF arm's box (turned, offset, red), cylinder and STL mesh on its link frame."""
+    """A URDF arm's box (turned, offset, red), cylinder, STL and COLLADA meshes on its
+    link frame."""
     import json
     import re
     from codegen.animation import urdf_shapes
@@ -318,6 +389,7 @@ def test_urdf_visuals_are_drawn(browser, tmp_path):
     records["v"] = tri
     (tmp_path / "r" / "tool.stl").write_bytes(b"\0" * 80 + np.uint32(1).tobytes()
                                                + records.tobytes())
+    (tmp_path / "r" / "quad.dae").write_text(DAE)
     urdf = tmp_path / "arm.urdf"
     urdf.write_text(
         '<robot name="arm">' + link.format("base") + link.format("arm").replace(
@@ -325,13 +397,14 @@ def test_urdf_visuals_are_drawn(browser, tmp_path):
             '<box size="0.1 0.2 0.3"/></geometry><material name="red"><color rgba="1 0 0 1"/>'
             '</material></visual><visual><geometry><cylinder radius="0.02" length="0.1"/>'
             '</geometry></visual><visual><geometry><mesh filename="package://r/tool.stl" '
-            'scale="0.1 0.1 0.1"/></geometry></visual></link>')
+            'scale="0.1 0.1 0.1"/></geometry></visual><visual><geometry><mesh '
+            'filename="package://r/quad.dae" scale="0.05 0.05 0.05"/></geometry></visual></link>')
         + '<joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>'
           '<origin xyz="0 0 0.5"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" '
           'velocity="5"/></joint></robot>')
     model = from_urdf(urdf)
     shapes = urdf_shapes(model, mesh_dirs=[tmp_path])
-    assert [type(s).__name__ for s in shapes] == ["Box", "Cylinder", "Mesh"]
+    assert [type(s).__name__ for s in shapes] == ["Box", "Cylinder", "Mesh", "Mesh"]
     mod = generate_animated(model, "anim_arm", output_dir=tmp_path,
                             specifieds=model.specifieds)
     run = mod.simulate((0, 0.5), [0.3, 0.0], mod.parameters(model.parameter_values),
@@ -344,7 +417,7 @@ def test_urdf_visuals_are_drawn(browser, tmp_path):
     assert np.allclose(box["offset"], [0, 0, 0.2])
     assert np.allclose(box["rotation"], [0, 0, np.sqrt(0.5), np.sqrt(0.5)])   # 90° about z
     state = browser.open(page, "t=0.25")
-    assert state["errors"] == "" and state["objects"] == 3 + len(scene["links"])
+    assert state["errors"] == "" and state["objects"] == 4 + len(scene["links"])
 
 
 def test_player_is_valid_javascript(tmp_path):

@@ -23,7 +23,7 @@ from .shapes import Box, _Shape, equivalent_box, name_of
 __all__ = ["animate", "Scene", "THREE_VERSION"]
 
 THREE_VERSION = "0.170.0"
-BOX_OPACITY = 0.6
+BOX_OPACITY = 0.7
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 
