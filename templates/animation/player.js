@@ -9,7 +9,7 @@
 // most of all on software WebGL (SwiftShader), where it is paid per shaded pixel. Hence
 // Lambert shading, closed shapes drawn front faces only, no antialiasing, no kept drawing
 // buffer, equal rods instanced, nothing allocated per frame and the DOM touched only
-// where something changed.
+// where something changed; and playing at half resolution where that is not enough.
 const $ = id => document.getElementById(id);
 const fail = e => { $("errors").textContent += "error: " + (e && e.stack || e) + "\n"; };
 
@@ -29,7 +29,8 @@ try {
   const up = new THREE.Vector3(...S.up).normalize();
 
   const renderer = new THREE.WebGLRenderer({antialias: false, powerPreference: "high-performance"});
-  renderer.setPixelRatio(Math.min(window.devicePixelRatio, 2));
+  const fullRatio = Math.min(window.devicePixelRatio, 2);
+  renderer.setPixelRatio(fullRatio);
   renderer.setSize(window.innerWidth, window.innerHeight);
   document.body.prepend(renderer.domElement);
   const scene = new THREE.Scene();
@@ -258,6 +259,7 @@ try {
   }
   const objects = movers.length + S.links.length + flexes.length;
   function draw() {
+    if (!playing && pace.reduced) resolution(false);
     renderer.render(scene, camera);
     if (cameraMoved) {                    // the camera's matrices, for a reader of the DOM
       $("camera").textContent = JSON.stringify({
@@ -273,6 +275,14 @@ try {
   // playback
   let playing = true, speed = S.speed, last = null;
   const fps = {want: 0, stamps: [], script: []};
+  // a renderer too slow for the page (software WebGL: it pays per pixel) plays at half
+  // the resolution once 30 frames' median interval is over 25 ms (under 40 fps); a
+  // paused moment is always drawn at full resolution
+  const pace = {intervals: [], reduced: false};
+  function resolution(reduced) {
+    pace.reduced = reduced;
+    renderer.setPixelRatio(reduced ? fullRatio / 2 : fullRatio);
+  }
   $("speed").value = String(speed);
   if ($("speed").value !== String(speed)) {
     $("speed").append(new Option(String(speed))); $("speed").value = String(speed);
@@ -299,6 +309,11 @@ try {
     if (playing) {
       const start = performance.now();
       if (last !== null) {
+        pace.intervals.push(stamp - last);
+        if (pace.intervals.length === 30) {
+          if (!pace.reduced && median(pace.intervals) > 25) resolution(true);
+          pace.intervals = [];
+        }
         let T = now + speed * (stamp - last) / 1000;
         if (T > t[n - 1]) T = t[0] + (T - t[0]) % Math.max(t[n - 1] - t[0], 1e-300);
         pose(T);
@@ -314,10 +329,11 @@ try {
           const dt = fps.stamps.slice(1).map((s, i) => s - fps.stamps[i]).sort((a, b) => a - b);
           $("frametimes").textContent = JSON.stringify({frames: dt.length,
             mean_ms: dt.reduce((a, b) => a + b, 0) / dt.length, median_ms: dt[dt.length >> 1],
-            p95_ms: dt[Math.floor(0.95 * (dt.length - 1))], script_ms: median(fps.script)});
+            p95_ms: dt[Math.floor(0.95 * (dt.length - 1))], script_ms: median(fps.script),
+            pixel_ratio: renderer.getPixelRatio()});
         }
       }
-    } else last = null;
+    } else { last = null; pace.intervals = []; }
     requestAnimationFrame(frame);
   }
   window.codegen = {THREE, scene, camera, renderer, pose, draw};
