@@ -142,6 +142,26 @@ def test_a_point_located_only_by_its_velocity_moves_by_it(tmp_path):
     assert np.ptp(C[:, 0]) > 0.1                                      # it rolls away
 
 
+def test_points_off_the_origin_are_located_from_a_drawn_root():
+    """A free body whose centre is known by its velocity (no fixed point) carries a
+    particle: the particle is drawn from the centre (its relative position), not from a
+    velocity of its own, so the two stay together."""
+    import sympy.physics.mechanics as me
+    N = me.ReferenceFrame("N")
+    a, v, w = me.dynamicsymbols("a v w")
+    H = N.orientnew("H", "Axis", (a, N.z))
+    H.set_ang_vel(N, w * N.z)
+    No, Ho = me.Point("No"), me.Point("Ho")
+    Ho.set_pos(No, me.dynamicsymbols("x") * N.x)
+    Ho.set_vel(N, v * N.x)
+    P = Ho.locatenew("P", 0.5 * H.y)
+    P.v2pt_theory(Ho, N, H)
+    hub = me.RigidBody("hub", Ho, H, 1.0, (me.inertia(H, 1, 1, 1), Ho))
+    out = pose_outputs(me.KanesMethod(N, [a], [w], kd_eqs=[a.diff() - w],
+                                      bodies=[hub, me.Particle("tip", P, 0.1)]), N)
+    assert "anim_d__P__Ho__H" in out and "anim_v__Ho" in out and "anim_v__P" not in out
+
+
 @pytest.fixture(scope="module")
 def browser():
     if chromium() is None:

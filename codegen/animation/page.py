@@ -251,10 +251,10 @@ def animate(mod, run, path="motion.html", *, shapes=(), outputs=(), traces=(), f
     traces : names of points whose paths are drawn.
     frames : True (every body's frame) or names of frames whose axes are drawn.
     boxes : draw each rigid body as its equivalent box (default True).
+    title, speed : the page's title and its starting playback speed.
 
     A flexible body is drawn deformed, through its sample points (``pose_outputs``):
     a chain of rods root to tip for a beam, dots for other node data.
-    title, speed : the page's title and its starting playback speed.
 
     Returns the path. Every check (the run against the model, the names, the folder) is
     made before anything is written.
