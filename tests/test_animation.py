@@ -1,7 +1,8 @@
 """The animation page in a real browser (headless Chromium, WebGL on SwiftShader): it
 loads without JavaScript errors, draws the rolling disk where its state says (its contact
-point projected through the page's camera), changes pixels only where bodies moved, and
-stays small for the 12-body humanoid; bad input is refused before anything is written."""
+point projected through the page's camera), changes pixels only where bodies moved, draws
+a flexible beam deformed where its modal coordinates say, and stays small for the 12-body
+humanoid; bad input is refused before anything is written."""
 import os
 import stat
 
@@ -16,6 +17,7 @@ from codegen.animation.shapes import equivalent_box, read_mesh
 
 FPS = 60
 RED = "#ff0000"
+BEAM_SPIN = dict(Omega=1.0, T=2.0)         # spin_up_beam's final rate and spin-up time
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +41,16 @@ def animated(tmp_path_factory):
             model = ex.humanoid()
             mod = generate_animated(model, "anim_humanoid", output_dir=out)
             seconds = 10.0
+        elif name == "beam":              # a quick spin-up: the tip deflects about a metre
+            model = ex.spin_up_beam(2)
+            model.parameter_values.update(BEAM_SPIN)
+            mod = generate_animated(model, "anim_beam", output_dir=out)
+            seconds = 2.0
         p = mod.parameters(model.parameter_values)
         r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
         run = mod.simulate((0, seconds), model.initial_state, p, r, rtol=1e-9, atol=1e-9,
-                           t_eval=np.linspace(0, seconds, int(round(seconds * FPS)) + 1))
+                           t_eval=np.linspace(0, seconds, int(round(seconds * FPS)) + 1),
+                           method="bdf" if model.stiff else "dopri5")
         assert run.success, run.message
         made[name] = dict(model=model, mod=mod, run=run, p=p, dir=out)
         return made[name]
@@ -134,6 +142,26 @@ def test_a_point_located_only_by_its_velocity_moves_by_it(tmp_path):
     assert np.ptp(C[:, 0]) > 0.1                                      # it rolls away
 
 
+def test_points_off_the_origin_are_located_from_a_drawn_root():
+    """A free body whose centre is known by its velocity (no fixed point) carries a
+    particle: the particle is drawn from the centre (its relative position), not from a
+    velocity of its own, so the two stay together."""
+    import sympy.physics.mechanics as me
+    N = me.ReferenceFrame("N")
+    a, v, w = me.dynamicsymbols("a v w")
+    H = N.orientnew("H", "Axis", (a, N.z))
+    H.set_ang_vel(N, w * N.z)
+    No, Ho = me.Point("No"), me.Point("Ho")
+    Ho.set_pos(No, me.dynamicsymbols("x") * N.x)
+    Ho.set_vel(N, v * N.x)
+    P = Ho.locatenew("P", 0.5 * H.y)
+    P.v2pt_theory(Ho, N, H)
+    hub = me.RigidBody("hub", Ho, H, 1.0, (me.inertia(H, 1, 1, 1), Ho))
+    out = pose_outputs(me.KanesMethod(N, [a], [w], kd_eqs=[a.diff() - w],
+                                      bodies=[hub, me.Particle("tip", P, 0.1)]), N)
+    assert "anim_d__P__Ho__H" in out and "anim_v__Ho" in out and "anim_v__P" not in out
+
+
 @pytest.fixture(scope="module")
 def browser():
     if chromium() is None:
@@ -166,6 +194,76 @@ def test_meshes_are_read_from_obj_and_stl(tmp_path):
     (tmp_path / "bad.obj").write_text("v 0 0 0\nf 1 2 3\n")
     with pytest.raises(ValueError, match="no valid triangles"):
         read_mesh(tmp_path / "bad.obj")
+
+
+DAE = """<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+<asset><unit meter="0.001"/><up_axis>Y_UP</up_axis></asset>
+<library_geometries><geometry id="g"><mesh>
+ <source id="g-pos"><float_array id="g-arr" count="15">0 0 0 1000 0 0 1000 1000 0 0 1000 0
+  5 5 5</float_array><technique_common><accessor source="#g-arr" count="5" stride="3"/>
+  </technique_common></source>
+ <source id="g-nrm"><float_array id="g-narr" count="3">0 0 1</float_array></source>
+ <vertices id="g-v"><input semantic="POSITION" source="#g-pos"/></vertices>
+ <polylist count="1"><input semantic="VERTEX" source="#g-v" offset="0"/>
+  <input semantic="NORMAL" source="#g-nrm" offset="1"/><vcount>4</vcount>
+  <p>0 0 1 0 2 0 3 0</p></polylist>
+</mesh></geometry></library_geometries>
+<library_nodes><node id="up"><translate>0 0 2000</translate><instance_geometry url="#g"/>
+</node></library_nodes>
+<library_visual_scenes><visual_scene id="s"><node><rotate>0 0 1 90</rotate><scale>2 2 2</scale>
+ <instance_geometry url="#g"/><node><instance_node url="#up"/></node></node>
+</visual_scene></library_visual_scenes>
+<scene><instance_visual_scene url="#s"/></scene></COLLADA>"""
+
+
+def triangles(vertices, faces):
+    """Each triangle's centroid and area vector (its corners' cross product, so its
+    facing): the same whichever corner is listed first."""
+    a, b, c = np.moveaxis(np.asarray(vertices, float)[faces], 1, 0)
+    return np.c_[(a + b + c) / 3, np.cross(b - a, c - a)]
+
+
+def same_triangles(v1, f1, v2, f2, tol):
+    """Each triangle of one mesh is a triangle of the other, facing the same way."""
+    from scipy.spatial import cKDTree
+    t1, t2 = triangles(v1, f1), triangles(v2, f2)
+    return len(t1) == len(t2) and cKDTree(t2).query(t1)[0].max() < tol \
+        and cKDTree(t1).query(t2)[0].max() < tol
+
+
+def test_collada_meshes_are_read_through_their_nodes(tmp_path):
+    """A .dae in millimetres: a quad (a polylist with normals interleaved) instanced by a
+    turned and scaled node and again through a nested instance_node lifted 2 m; the
+    unused point is dropped, up_axis is not applied (robot meshes are in link axes)."""
+    (tmp_path / "q.dae").write_text(DAE)
+    v, f = read_mesh(tmp_path / "q.dae")
+    quad = np.array([[0, 0, 0], [0, 2, 0], [-2, 2, 0], [-2, 0, 0]], float)   # Rz(90°) 2 x
+    want = np.array([[q[0], q[1], q[2], q[0], q[2], q[3]] for q in (quad, quad + [0, 0, 4])])
+    assert len(v) == 8 and f.shape == (4, 3)
+    assert same_triangles(v, f, want.reshape(-1, 3), np.arange(12).reshape(4, 3), 1e-12)
+    (tmp_path / "bad.dae").write_text("<COLLADA><asset>")
+    with pytest.raises(ValueError, match="not valid COLLADA"):
+        read_mesh(tmp_path / "bad.dae")
+
+
+def test_collada_meshes_equal_assimps(tmp_path):
+    """Real robot meshes (example-robot-data: a Blender Z_UP file with node matrices and a
+    MeshLab Y_UP one) against coal's loader (assimp): the same triangles."""
+    coal = pytest.importorskip("coal")
+    from codegen.robots.catalog import example_robot_data
+    root = example_robot_data()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    for name in ("panda_description/meshes/visual/finger.dae",
+                 "go1_description/meshes/hip.dae"):
+        path = os.path.join(root, name)
+        v, f = read_mesh(path)
+        model = coal.MeshLoader().load(path)
+        cv = np.array(model.vertices())
+        cf = np.array([[model.tri_indices(k)[i] for i in range(3)]
+                       for k in range(model.num_tris)])
+        assert same_triangles(v, f, cv, cf, 1e-6), name
 
 
 def test_page_loads_without_errors_and_shows_the_moment(animated, browser, tmp_path):
@@ -297,7 +395,8 @@ def test_bad_input_is_refused_before_writing(animated, tmp_path):
 
 
 def test_urdf_visuals_are_drawn(browser, tmp_path):
-    """A URDF arm's box (turned, offset, red), cylinder and STL mesh on its link frame."""
+    """A URDF arm's box (turned, offset, red), cylinder, STL and COLLADA meshes on its
+    link frame."""
     import json
     import re
     from codegen.animation import urdf_shapes
@@ -310,6 +409,7 @@ def test_urdf_visuals_are_drawn(browser, tmp_path):
     records["v"] = tri
     (tmp_path / "r" / "tool.stl").write_bytes(b"\0" * 80 + np.uint32(1).tobytes()
                                                + records.tobytes())
+    (tmp_path / "r" / "quad.dae").write_text(DAE)
     urdf = tmp_path / "arm.urdf"
     urdf.write_text(
         '<robot name="arm">' + link.format("base") + link.format("arm").replace(
@@ -317,13 +417,14 @@ def test_urdf_visuals_are_drawn(browser, tmp_path):
             '<box size="0.1 0.2 0.3"/></geometry><material name="red"><color rgba="1 0 0 1"/>'
             '</material></visual><visual><geometry><cylinder radius="0.02" length="0.1"/>'
             '</geometry></visual><visual><geometry><mesh filename="package://r/tool.stl" '
-            'scale="0.1 0.1 0.1"/></geometry></visual></link>')
+            'scale="0.1 0.1 0.1"/></geometry></visual><visual><geometry><mesh '
+            'filename="package://r/quad.dae" scale="0.05 0.05 0.05"/></geometry></visual></link>')
         + '<joint name="j1" type="revolute"><parent link="base"/><child link="arm"/>'
           '<origin xyz="0 0 0.5"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" '
           'velocity="5"/></joint></robot>')
     model = from_urdf(urdf)
     shapes = urdf_shapes(model, mesh_dirs=[tmp_path])
-    assert [type(s).__name__ for s in shapes] == ["Box", "Cylinder", "Mesh"]
+    assert [type(s).__name__ for s in shapes] == ["Box", "Cylinder", "Mesh", "Mesh"]
     mod = generate_animated(model, "anim_arm", output_dir=tmp_path,
                             specifieds=model.specifieds)
     run = mod.simulate((0, 0.5), [0.3, 0.0], mod.parameters(model.parameter_values),
@@ -336,7 +437,7 @@ def test_urdf_visuals_are_drawn(browser, tmp_path):
     assert np.allclose(box["offset"], [0, 0, 0.2])
     assert np.allclose(box["rotation"], [0, 0, np.sqrt(0.5), np.sqrt(0.5)])   # 90° about z
     state = browser.open(page, "t=0.25")
-    assert state["errors"] == "" and state["objects"] == 3 + len(scene["links"])
+    assert state["errors"] == "" and state["objects"] == 4 + len(scene["links"])
 
 
 def test_player_is_valid_javascript(tmp_path):
@@ -350,3 +451,121 @@ def test_player_is_valid_javascript(tmp_path):
     mjs.write_text((TEMPLATE_DIR / "animation" / "player.js").read_text())
     proc = subprocess.run([node, "--check", str(mjs)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+# -- flexible bodies -------------------------------------------------------------------
+
+def cantilever_oracle(L, n):
+    """The cantilever's shapes phi_k(x) from their textbook form, cosh bx - cos bx -
+    s_k (sinh bx - sin bx), with roots of 1 + cos cosh = 0 by brentq, normalized by
+    quadrature to int phi^2 = L, and the foreshortening G_kl(x) = int_0^x phi_k' phi_l'
+    by quadrature: none of codegen.flexible's code."""
+    from scipy.integrate import quad
+    from scipy.optimize import brentq
+    roots = [brentq(lambda b: 1 + np.cos(b) * np.cosh(b), max(k * np.pi, 1.0),
+                    (k + 0.5) * np.pi + 0.6) for k in range(n)]     # one root per bracket
+    beta = np.array(roots) / L
+    s = (np.cosh(roots) + np.cos(roots)) / (np.sinh(roots) + np.sin(roots))
+
+    def raw(x, k, d=0):
+        b, z = beta[k], beta[k] * x
+        if d == 0:
+            return np.cosh(z) - np.cos(z) - s[k] * (np.sinh(z) - np.sin(z))
+        return b * (np.sinh(z) + np.sin(z) - s[k] * (np.cosh(z) - np.cos(z)))
+    scale = [np.sqrt(L / quad(lambda x: raw(x, k) ** 2, 0, L, limit=200)[0]) for k in range(n)]
+
+    def phi(x):
+        return np.array([scale[k] * raw(x, k) for k in range(n)])
+
+    def G(x):
+        return np.array([[quad(lambda u: scale[k] * scale[m] * raw(u, k, 1) * raw(u, m, 1),
+                               0, x, limit=200)[0] for m in range(n)] for k in range(n)])
+    return phi, G
+
+
+def hub_angle(t, Omega, T):
+    """spin_up_beam's prescribed hub angle (Kane, Ryan & Banerjee), in numpy."""
+    c = 2 * np.pi / T
+    return np.where(t <= T, Omega / T * (t**2 / 2 + (np.cos(c * t) - 1) / c**2),
+                    Omega * T / 2 + Omega * (t - T))
+
+
+def test_flexible_beam_points_from_c_equal_the_mode_shapes(animated):
+    """The beam's drawn points, composed from the compiled outputs, against r0 + phi eta
+    - 1/2 (eta^T G eta) e turned by the hub angle, with the cantilever's shapes evaluated
+    here (textbook form, roots by brentq, integrals by quad); the tip against the model's
+    tip_deflection output."""
+    from codegen.animation.page import Scene
+    from codegen.animation.poses import FLEX_POINTS
+    d = animated("beam")
+    run, L = d["run"], 10.0
+    scene = Scene(run.t, run.outputs, "beam")
+    [(body, style, nodes)] = scene.flexible
+    assert (body, style) == ("beam", "line") and nodes.shape == (len(run.t), FLEX_POINTS, 3)
+    phi, G = cantilever_oracle(L, 2)
+    xs = np.linspace(0, L, FLEX_POINTS)
+    Phi, Gs = np.array([phi(x) for x in xs]), np.array([G(x) for x in xs])
+    theta = hub_angle(run.t, **BEAM_SPIN)
+    eta = run.x[:, :2]
+    assert np.abs(eta).max() > 0.1                                  # it does bend
+    local = np.zeros((len(run.t), FLEX_POINTS, 3))
+    local[..., 0] = xs - 0.5 * np.einsum("tk,xkl,tl->tx", eta, Gs, eta)
+    local[..., 1] = np.einsum("tk,xk->tx", eta, Phi)
+    c, s = np.cos(theta)[:, None], np.sin(theta)[:, None]
+    want = np.stack([c * local[..., 0] - s * local[..., 1],
+                     s * local[..., 0] + c * local[..., 1], local[..., 2]], axis=-1)
+    assert np.abs(nodes - want).max() < 1e-8 * L
+    in_B = c[:, 0] * nodes[:, -1, 1] - s[:, 0] * nodes[:, -1, 0]        # the tip's B.y component
+    assert np.abs(in_B - run.outputs["tip_deflection"]).max() < 1e-12 * L
+    assert np.abs(np.diff(nodes, axis=1)).max() > 0                  # root to tip in order
+
+
+def test_flexible_beam_is_drawn_deformed(animated, browser, tmp_path):
+    """In the page at #t=1 (a sample time) the drawn tip, read from the instanced nodes
+    three.js renders, is the model's tip_deflection from the hub's axis (float32 data);
+    its pixel, projected through the page's camera, is the beam's colour."""
+    import json
+    d = animated("beam")
+    run = d["run"]
+    page = codegen.animate(d["mod"], run, tmp_path / "beam.html", outputs=["tip_deflection"])
+    state = browser.open(page, "t=1&hud=0")
+    assert state["errors"] == "" and state["objects"] == 1 and state["frames"] == len(run.t)
+    drawn = json.loads(browser.evaluate("""(() => {
+      const m = window.codegen.scene.getObjectByName("nodes:beam"), M = m.matrixWorld.clone();
+      const out = [];
+      for (let i = 0; i < m.count; i++) {
+        m.getMatrixAt(i, M);
+        out.push([M.elements[12], M.elements[13], M.elements[14]]);
+      }
+      return JSON.stringify(out); })()"""))
+    k = int(np.argmin(abs(run.t - 1.0)))
+    assert run.t[k] == 1.0
+    theta = hub_angle(1.0, **BEAM_SPIN)
+    tip = np.array(drawn[-1])
+    deflection = np.cos(theta) * tip[1] - np.sin(theta) * tip[0]
+    want = run.outputs["tip_deflection"][k]
+    assert abs(want) > 0.3 and abs(deflection - want) < 1e-5
+    from codegen.animation.page import Scene
+    nodes = Scene(run.t, run.outputs, "beam").flexible[0][2][k]
+    assert np.abs(np.array(drawn) - nodes).max() < 1e-5               # every drawn node
+    img = image(browser.screenshot(tmp_path / "beam.png"))
+    (u, v), = project(state["camera"], [tip], img.shape[1::-1])
+    r, g, b = img[int(round(v)), int(round(u))]
+    assert b > r + 30, (r, g, b)                                     # the beam's blue
+
+
+def test_fe_node_data_is_drawn_through_evenly_picked_nodes():
+    """An FE beam of 30 nodes: 21 of them, both ends kept, in axial order; at eta = 0 the
+    drawn points are the nodes' positions, bent they are the nodes' mode shapes."""
+    from codegen.animation.poses import FLEX_POINTS
+    model = ex.spin_up_beam(2, nodes=30)
+    out = pose_outputs(model)
+    [name] = [n for n in out if n.startswith("anim_flex__")]
+    assert name == "anim_flex__beam__B__O__line"
+    picked = np.round(np.linspace(0, 29, FLEX_POINTS)).astype(int)
+    beam = model.bodies[0]
+    at_rest = np.array(out[name].subs({q: 0 for q in beam.q}), dtype=float)
+    assert np.allclose(at_rest, beam.modes.position[picked], atol=1e-15)
+    eta = {q: v for q, v in zip(beam.q, (0.2, -0.1))}
+    bent = np.array(out[name].subs(eta), dtype=float)
+    assert np.allclose(bent[:, 1], beam.modes.shape[picked, 1] @ [0.2, -0.1], atol=1e-12)

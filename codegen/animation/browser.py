@@ -48,7 +48,9 @@ class Browser:
         if exe is None:
             raise FileNotFoundError("Chromium is not installed (apt-get install chromium)")
         self.size, self.timeout_s, self._id, self._pending = tuple(size), timeout_s, 0, b""
-        self._profile = tempfile.TemporaryDirectory(prefix="codegen-chromium-")
+        # Chromium's helpers may still write the profile as it is removed
+        self._profile = tempfile.TemporaryDirectory(prefix="codegen-chromium-",
+                                                    ignore_cleanup_errors=True)
         to_r, to_w = os.pipe()
         from_r, from_w = os.pipe()
 
@@ -142,6 +144,7 @@ class Browser:
     def frame_times(self, frames: int = 120) -> dict:
         """Play in real time and return the page's statistics of ``frames``
         requestAnimationFrame intervals: {"frames", "mean_ms", "median_ms", "p95_ms"}."""
+        self.evaluate('document.getElementById("frametimes").textContent = ""')
         self.show(f"fps={int(frames)}")
         return self._wait(lambda s: s["frametimes"], "report frame times")["frametimes"]
 

@@ -13,7 +13,8 @@ def generate_animated(description, name: str, *, outputs=None, frames=(), points
                       anchors=None, **generate_kwargs):
     """generate() with the pose outputs of ``description`` (a codegen.examples.Model or a
     formed GibbsAppellMethod) added to ``outputs``. A Model is formed with
-    GibbsAppellMethod first."""
+    GibbsAppellMethod first, and its own outputs (a beam's tip deflection) come along."""
     poses = pose_outputs(description, frames=frames, points=points, anchors=anchors)
+    own = dict(description.outputs) if isinstance(description, Model) else {}
     eom = GibbsAppellMethod(**description.kwargs) if isinstance(description, Model) else description
-    return generate(eom, name, outputs={**poses, **(outputs or {})}, **generate_kwargs)
+    return generate(eom, name, outputs={**poses, **own, **(outputs or {})}, **generate_kwargs)

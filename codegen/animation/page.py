@@ -23,7 +23,7 @@ from .shapes import Box, _Shape, equivalent_box, name_of
 __all__ = ["animate", "Scene", "THREE_VERSION"]
 
 THREE_VERSION = "0.170.0"
-BOX_OPACITY = 0.6
+BOX_OPACITY = 0.7
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 
@@ -35,7 +35,7 @@ class Scene:
 
     def __init__(self, t, values: dict, model: str):
         self.model, self.t = model, np.asarray(t, dtype=float)
-        rel_R, rel_d, self.v, self.a = {}, {}, {}, {}
+        rel_R, rel_d, self.v, self.a, flex = {}, {}, {}, {}, []
         self.bodies, self.particles, self.links, self.up = [], [], [], np.array([0.0, 0.0, 1.0])
         for name, value in values.items():
             if not name.startswith(PREFIX):
@@ -54,9 +54,11 @@ class Scene:
                 self.particles.append((*parts, float(value[0])))
             elif kind == "link" and len(parts) == 2:
                 self.links.append(tuple(parts))
+            elif kind == "flex" and len(parts) == 4:
+                flex.append((*parts, value.reshape(len(self.t), -1, 3)))
             elif kind == "up":
                 self.up = value[0]
-        if not (self.bodies or self.particles):
+        if not (self.bodies or self.particles or flex):
             raise ValueError(f"{model}: the run has no animation outputs: compile the model with "
                              f"generate(..., outputs=codegen.animation.pose_outputs(description)) "
                              f"or codegen.animation.generate_animated")
@@ -84,16 +86,23 @@ class Scene:
                     self.p[point] = np.zeros((len(self.t), 3))
             return self.p[point]
 
-        for frame in rel_R:
-            rotation(frame)
-        for parent, _ in list(rel_R.values()):       # N: shapes may stand in it
-            self.R.setdefault(parent, np.broadcast_to(np.eye(3), (len(self.t), 3, 3)))
-        for point in rel_d:
-            position(point)
+        eye = np.broadcast_to(np.eye(3), (len(self.t), 3, 3))
         for point, v in self.v.items():          # the trapezoidal rule from the anchor
             steps = 0.5 * (v[1:] + v[:-1]) * np.diff(self.t)[:, None]
             self.p[point] = self.a[point][0] + np.vstack([np.zeros(3), np.cumsum(steps, axis=0)])
-        for name, series in {**self.R, **self.p}.items():
+        for frame in rel_R:
+            rotation(frame)
+        for parent, _ in list(rel_R.values()):       # N: shapes may stand in it
+            self.R.setdefault(parent, eye)
+        for point in rel_d:
+            position(point)
+        # flexible bodies: (body, style, (t, K, 3) sample points in N), from their frame
+        # and origin and the points' positions in the frame's components
+        self.flexible = [(body, style, position(point)[:, None, :]
+                          + np.einsum("tij,tkj->tki", self.R.get(frame, eye), local))
+                         for body, frame, point, style, local in flex]
+        for name, series in {**self.R, **self.p,
+                             **{body: x for body, _, x in self.flexible}}.items():
             bad = ~np.isfinite(series.reshape(len(self.t), -1)).all(axis=1)
             if bad.any():
                 raise ValueError(f"{model}: the pose of {name!r} is not finite at t = "
@@ -101,7 +110,8 @@ class Scene:
 
     def extent(self) -> tuple:
         """(centre, size) of the box every drawn point stays in."""
-        allp = np.concatenate([p.reshape(-1, 3) for p in self.p.values()])
+        allp = np.concatenate([p.reshape(-1, 3) for p in self.p.values()]
+                              + [x.reshape(-1, 3) for _, _, x in self.flexible])
         lo, hi = allp.min(axis=0), allp.max(axis=0)
         return (lo + hi) / 2, float(np.linalg.norm(hi - lo))
 
@@ -243,6 +253,9 @@ def animate(mod, run, path="motion.html", *, shapes=(), outputs=(), traces=(), f
     boxes : draw each rigid body as its equivalent box (default True).
     title, speed : the page's title and its starting playback speed.
 
+    A flexible body is drawn deformed, through its sample points (``pose_outputs``):
+    a chain of rods root to tip for a beam, dots for other node data.
+
     Returns the path. Every check (the run against the model, the names, the folder) is
     made before anything is written.
     """
@@ -271,6 +284,10 @@ def animate(mod, run, path="motion.html", *, shapes=(), outputs=(), traces=(), f
         points={p: _b64(x.reshape(n, 3)) for p, x in scene.p.items()},
         objects=objects,
         links=[list(link) for link in scene.links], traces=traces,
+        flexible=[dict(name=body, style=style, count=x.shape[1], nodes=_b64(x),
+                       color=PALETTE[(k + len(scene.bodies) + len(scene.particles))
+                                     % len(PALETTE)])
+                  for k, (body, style, x) in enumerate(scene.flexible)],
         triads=[dict(frame=f, point=body_points.get(f)) for f in triads],
         outputs={o: dict(values=_b64(np.asarray(run.outputs[o], float).reshape(n, -1)),
                          width=int(np.prod(np.shape(run.outputs[o])[1:], dtype=int)))

@@ -18,17 +18,28 @@ so that a compiled model (and a run of it) says what to draw without the SymPy o
   (xx, yy, zz, xy, yz, zx in its frame), for its equivalent box;
 - ``anim_particle__<particle>__<point>``: () its mass;
 - ``anim_link__<point>__<point>``: () 0, a joint link between two drawn points;
+- ``anim_flex__<body>__<frame>__<point>__<style>``: (K, 3) a flexible body's deformed
+  sample points in ``frame``'s components from ``point`` (its frame and origin): r0 +
+  sum_k phi_k eta_k, foreshortening included, by the body's own ``point_at`` (a beam:
+  K = FLEX_POINTS stations from root to tip) or ``node`` (node data: every node, or
+  FLEX_POINTS of them evenly picked). ``style`` is ``line`` (a beam, or nodes on its
+  axis, drawn as a chain in axial order) or ``dots`` (other node data);
 - ``anim_up``: (3,) the up direction, opposite to the constant loads (gravity).
 """
 from __future__ import annotations
 
+import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 from sympy.core.function import AppliedUndef
 
-__all__ = ["pose_outputs", "PREFIX", "SEP"]
+from ..flexible.body import FlexibleBody
+
+__all__ = ["pose_outputs", "flexible_points", "PREFIX", "SEP", "FLEX_POINTS"]
 
 PREFIX, SEP = "anim_", "__"
+#: the most sample points drawn per flexible body (3 outputs each)
+FLEX_POINTS = 21
 
 
 def _name(obj, what: str) -> str:
@@ -87,6 +98,25 @@ def _matrix(dyadic, frame):
            for _, a, b in dyadic.args for v in (a, b)):
         return sum((c * a.args[0][0] * b.args[0][0].T for c, a, b in dyadic.args), sm.zeros(3, 3))
     return dyadic.to_matrix(frame)
+
+
+def flexible_points(body) -> tuple:
+    """(points, style) of a FlexibleBody as drawn: its material points (the body's own
+    Points, their positions from its origin the body's deformed-position formula), in
+    axial order for ``style`` "line", else "dots"."""
+    modes = body.modes
+    if modes.shape_at is not None:                       # a beam: stations root to tip
+        length = float(modes.beam["L"]) if modes.beam else \
+            float(np.max(modes.position @ modes.axis))
+        return [body.point_at(x) for x in np.linspace(0.0, length, FLEX_POINTS)], "line"
+    position, axis = np.asarray(modes.position, float), np.asarray(modes.axis, float)
+    along = position @ axis
+    on_axis = np.abs(position - np.outer(along, axis)).max() <= 1e-9 * max(
+        1.0, np.abs(position).max())
+    order = np.argsort(along, kind="stable") if on_axis else np.arange(len(position))
+    if len(order) > FLEX_POINTS:                          # both ends kept
+        order = order[np.round(np.linspace(0, len(order) - 1, FLEX_POINTS)).astype(int)]
+    return [body.node(int(k)) for k in order], "line" if on_axis else "dots"
 
 
 def _constant_length(vector) -> bool:
@@ -150,7 +180,8 @@ def _links(bodies, N, origin):
         near = [p for p in _neighbours(C)] + [q for p in _neighbours(C) for q in _neighbours(p)]
         fixed_in[b] = [p for p in dict.fromkeys(near) if p is not C
                        and _constant_in(p.pos_from(C), _oriented(b.frame, N))]
-    centres = {b.masscenter for b in rigid} | {b.point for b in bodies if isinstance(b, me.Particle)}
+    centres = {b.masscenter for b in rigid} | {b.point for b in bodies if isinstance(b, me.Particle)} \
+        | {b.origin for b in bodies if isinstance(b, FlexibleBody)}
     links = []
     for b in rigid:
         for p in fixed_in[b]:
@@ -176,7 +207,9 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
     description : codegen.examples.Model, GibbsAppellMethod or KanesMethod
         Its bodies are drawn: a rigid body as its equivalent box (its frame's
         orientation, its mass centre's position, its mass and central inertia), a
-        particle as a sphere, and links between joint points where they are found.
+        particle as a sphere, a flexible body (codegen.flexible) deformed, through
+        at most FLEX_POINTS of its material points, and links between joint points
+        where they are found.
     frame : ReferenceFrame, optional
         The Newtonian frame (a Model and a GibbsAppellMethod know theirs).
     frames, points : more frames and points to carry, for the user's shapes and traces.
@@ -192,8 +225,10 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
     """
     N, bodies, loads = _description(description, frame)
     anchors = dict(getattr(description, "anchors", None) or {}) if anchors is None else anchors
-    drawn = [b.masscenter if isinstance(b, me.RigidBody) else b.point for b in bodies]
-    origin = _origin(drawn + list(points), N, origin or getattr(description, "origin", None))
+    drawn = [b.masscenter if isinstance(b, me.RigidBody) else
+             b.origin if isinstance(b, FlexibleBody) else b.point for b in bodies]
+    roots = drawn + list(points)
+    origin = _origin(roots, N, origin or getattr(description, "origin", None))
     out, names = {}, {}
 
     def unique(obj, what):
@@ -215,6 +250,13 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
         if G is not F:
             out[f"{PREFIX}R{SEP}{unique(F, 'frame')}{SEP}{unique(G, 'frame')}"] = sm.eye(3)
 
+    def located(path):                      # a chain of relative positions
+        for parent, child in zip(path, path[1:]):
+            for comps, G in child.pos_from(parent).args or [(sm.zeros(3, 1), N)]:
+                orientation(G)
+                out[f"{PREFIX}d{SEP}{unique(child, 'point')}{SEP}"
+                    f"{unique(parent, 'point')}{SEP}{unique(G, 'frame')}"] = comps
+
     def position(P):
         name = unique(P, "point")
         try:
@@ -222,11 +264,15 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
         except ValueError:                   # not located from the origin
             path = None
         if path is not None:
-            for parent, child in zip(path, path[1:]):
-                for comps, G in child.pos_from(parent).args or [(sm.zeros(3, 1), N)]:
-                    orientation(G)
-                    out[f"{PREFIX}d{SEP}{unique(child, 'point')}{SEP}"
-                        f"{unique(parent, 'point')}{SEP}{unique(G, 'frame')}"] = comps
+            located(path)
+            return name
+        # not located from the origin: from the first drawn point located with it that
+        # has a velocity in N (the spacecraft's hub centre for its panels), else itself
+        near = _reachable([P])
+        root = next((R for R in roots if R in near and N in R._vel_dict), P)
+        if root is not P:
+            located(root._pdict_list(P, 0))
+            position(root)
             return name
         try:
             out[f"{PREFIX}v{SEP}{name}"] = P.vel(N).to_matrix(N)
@@ -248,8 +294,14 @@ def pose_outputs(description, frame=None, *, frames=(), points=(), anchors=None,
                                                         I[0, 1], I[1, 2], I[2, 0]])
         elif isinstance(b, me.Particle):
             out[f"{PREFIX}particle{SEP}{_name(b, 'particle')}{SEP}{position(b.point)}"] = b.mass
+        elif isinstance(b, FlexibleBody):
+            alias(b.frame)
+            stations, style = flexible_points(b)
+            key = SEP.join([_name(b, "body"), b.frame.name, position(b.origin), style])
+            out[f"{PREFIX}flex{SEP}{key}"] = sm.Matrix.vstack(
+                *[P.pos_from(b.origin).to_matrix(b.frame).T for P in stations])
         else:
-            raise TypeError(f"pose_outputs draws rigid bodies and particles, got {b!r}")
+            raise TypeError(f"pose_outputs draws rigid, flexible bodies and particles, got {b!r}")
     for a, c in _links(bodies, N, origin):
         out[f"{PREFIX}link{SEP}{position(a)}{SEP}{position(c)}"] = sm.S.Zero
     for F in frames:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .collada import read_collada
+
 __all__ = ["Box", "Sphere", "Cylinder", "Mesh", "equivalent_box", "read_mesh", "name_of"]
 
 
@@ -77,7 +79,7 @@ class Cylinder(_Shape):
 
 @dataclass(frozen=True)
 class Mesh(_Shape):
-    file: object = None                      # an STL (binary or ASCII) or OBJ file
+    file: object = None                      # an STL (binary or ASCII), OBJ or COLLADA file
     scale: object = 1.0                      # a factor, or one per axis
 
     def geometry(self):
@@ -90,7 +92,7 @@ class Mesh(_Shape):
 
 
 def read_mesh(path) -> tuple:
-    """(vertices (n, 3), triangles (m, 3)) of an STL or OBJ file."""
+    """(vertices (n, 3), triangles (m, 3)) of an STL, OBJ or COLLADA (.dae) file."""
     path = Path(path) if path is not None else None
     if path is None or not path.is_file():
         raise FileNotFoundError(f"mesh file {path} not found")
@@ -118,8 +120,10 @@ def read_mesh(path) -> tuple:
             vertices = np.array([[float(w) for w in words[i + 1:i + 4]]
                                  for i, w in enumerate(words) if w == "vertex"]).reshape(-1, 3)
         faces = np.arange(len(vertices)).reshape(-1, 3)
+    elif suffix == ".dae":
+        vertices, faces = read_collada(path, data)
     else:
-        raise ValueError(f"mesh file {path}: give an .stl or .obj file")
+        raise ValueError(f"mesh file {path}: give an .stl, .obj or .dae file")
     if not len(faces) or not np.isfinite(vertices).all() or faces.max() >= len(vertices) \
             or faces.min() < 0:
         raise ValueError(f"mesh file {path} has no valid triangles")

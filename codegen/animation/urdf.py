@@ -31,7 +31,8 @@ def _mesh_file(filename: str, mesh_dirs) -> Path | None:
 def urdf_shapes(model, mesh_dirs=()) -> list:
     """The visuals of a codegen.robots RobotModel as shapes for codegen.animate. Meshes
     are looked for under mesh_dirs (the URDF's folder, package roots); one that is not an
-    STL or OBJ file, or that cannot be found, is left out with a warning that names it."""
+    STL, OBJ or COLLADA file, or that cannot be found, is left out with a warning that
+    names it."""
     from ..robots.urdf import rpy_matrix
     shapes = []
     for visual, body, R, p in model.geometry:
@@ -52,9 +53,9 @@ def urdf_shapes(model, mesh_dirs=()) -> list:
             shapes.append(Sphere(frame, point, radius=params["radius"], **where))
         else:
             found = _mesh_file(params["filename"], mesh_dirs)
-            if found is None or found.suffix.lower() not in (".stl", ".obj"):
+            if found is None or found.suffix.lower() not in (".stl", ".obj", ".dae"):
                 warnings.warn(f"link {visual.link!r}: mesh {params['filename']!r} left out "
-                              f"({'not found' if found is None else 'not STL or OBJ'})",
+                              f"({'not found' if found is None else 'not STL, OBJ or DAE'})",
                               stacklevel=2)
                 continue
             shapes.append(Mesh(frame, point, file=found, scale=params["scale"], **where))

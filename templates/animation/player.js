@@ -2,7 +2,14 @@
 // builds it with three.js (inlined as text, imported from a blob: no server, no network),
 // and plays it. #t=SECONDS shows that moment, paused; #hud=0 hides the time, the values and
 // the controls (for pictures); #fps=N plays and writes the intervals of N animation frames
-// into #frametimes.
+// (and the script's share of each) into #frametimes. window.codegen holds the scene, the
+// camera and the renderer for inspection (tests, the console).
+//
+// Frame cost: composing the poses takes well under a millisecond; rendering dominates,
+// most of all on software WebGL (SwiftShader), where it is paid per shaded pixel. Hence
+// Lambert shading, closed shapes drawn front faces only, no antialiasing, no kept drawing
+// buffer, equal rods instanced, nothing allocated per frame and the DOM touched only
+// where something changed; and playing at half resolution where that is not enough.
 const $ = id => document.getElementById(id);
 const fail = e => { $("errors").textContent += "error: " + (e && e.stack || e) + "\n"; };
 
@@ -21,8 +28,9 @@ try {
   const points = Object.fromEntries(Object.entries(S.points).map(([k, v]) => [k, decode(v, Float32Array)]));
   const up = new THREE.Vector3(...S.up).normalize();
 
-  const renderer = new THREE.WebGLRenderer({antialias: false, preserveDrawingBuffer: true});
-  renderer.setPixelRatio(window.devicePixelRatio);
+  const renderer = new THREE.WebGLRenderer({antialias: false, powerPreference: "high-performance"});
+  const fullRatio = Math.min(window.devicePixelRatio, 2);
+  renderer.setPixelRatio(fullRatio);
   renderer.setSize(window.innerWidth, window.innerHeight);
   document.body.prepend(renderer.domElement);
   const scene = new THREE.Scene();
@@ -34,18 +42,20 @@ try {
   scene.add(sun);
 
   // ground grid through the origin, normal to up; world axes at the origin
+  const flexible = S.flexible.map(f => ({...f, x: decode(f.nodes, Float32Array)}));
   let reach = 0;
-  for (const x of Object.values(points))
+  for (const x of [...Object.values(points), ...flexible.map(f => f.x)])
     for (let i = 0; i < x.length; i += 3) {
-      const p = new THREE.Vector3(x[i], x[i + 1], x[i + 2]);
-      reach = Math.max(reach, p.sub(up.clone().multiplyScalar(p.dot(up))).length());
+      const h = x[i] * up.x + x[i + 1] * up.y + x[i + 2] * up.z;
+      reach = Math.max(reach, Math.hypot(x[i] - h * up.x, x[i + 1] - h * up.y, x[i + 2] - h * up.z));
     }
   const step = Math.pow(10, Math.floor(Math.log10(Math.max(S.size, 1e-3) / 4)));
   const cells = 2 * Math.ceil((reach + S.size / 2) / step) + 2;
   const grid = new THREE.GridHelper(cells * step, cells, 0x888888, 0xc8c8c8);
   grid.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), up);
-  scene.add(grid);
-  scene.add(new THREE.AxesHelper(0.4 * S.size));
+  const still = o => { o.updateMatrix(); o.matrixAutoUpdate = false; scene.add(o); return o; };
+  still(grid);
+  still(new THREE.AxesHelper(0.4 * S.size));
 
   // the drawn objects: each in a holder that follows its frame and point
   const movers = [];
@@ -58,9 +68,9 @@ try {
   for (const o of S.objects) {
     let geometry;
     if (o.kind === "box") geometry = new THREE.BoxGeometry(...o.size);
-    else if (o.kind === "sphere") geometry = new THREE.SphereGeometry(o.radius, 32, 16);
+    else if (o.kind === "sphere") geometry = new THREE.SphereGeometry(o.radius, 24, 12);
     else if (o.kind === "cylinder") {
-      geometry = new THREE.CylinderGeometry(o.radius, o.radius, o.length, 48);
+      geometry = new THREE.CylinderGeometry(o.radius, o.radius, o.length, 32);
       if (o.axis === "x") geometry.rotateZ(-Math.PI / 2);
       if (o.axis === "z") geometry.rotateX(Math.PI / 2);
     } else {
@@ -69,21 +79,44 @@ try {
       geometry.setIndex(new THREE.BufferAttribute(decode(o.faces, Uint32Array), 1));
       geometry.computeVertexNormals();
     }
-    const mesh = new THREE.Mesh(geometry, new THREE.MeshStandardMaterial(
-      {color: o.color, roughness: 0.65, metalness: 0.05, side: THREE.DoubleSide,
+    // a mesh file may be open: both faces; closed shapes: front faces only
+    const mesh = new THREE.Mesh(geometry, new THREE.MeshLambertMaterial(
+      {color: o.color, side: o.kind === "mesh" ? THREE.DoubleSide : THREE.FrontSide,
        transparent: o.opacity < 1, opacity: o.opacity, depthWrite: o.opacity === 1}));
     mesh.position.set(...o.offset);
     mesh.quaternion.set(...o.rotation);
+    mesh.updateMatrix();
+    mesh.matrixAutoUpdate = false;
     holder(o.frame, o.point).add(mesh);
   }
-  for (const tr of S.triads) holder(tr.frame, tr.point).add(new THREE.AxesHelper(0.25 * S.size));
+  for (const tr of S.triads) {
+    const axes = new THREE.AxesHelper(0.25 * S.size);
+    axes.matrixAutoUpdate = false;
+    holder(tr.frame, tr.point).add(axes);
+  }
 
+  // rods between two moving points (joint links, flexible bodies' segments) and balls at
+  // moving points: one instanced mesh per kind and colour, placed each frame
   const unitRod = new THREE.CylinderGeometry(1, 1, 1, 12);
-  const rodMaterial = new THREE.MeshStandardMaterial({color: 0x505050, roughness: 0.5});
-  const links = S.links.map(([a, b]) => {
-    const m = new THREE.Mesh(unitRod, rodMaterial);
+  const unitBall = new THREE.SphereGeometry(1, 12, 8);
+  const instanced = (geometry, color, count) => {
+    const m = new THREE.InstancedMesh(geometry, new THREE.MeshLambertMaterial({color}), count);
+    m.frustumCulled = false;             // the instances move: no bounds of the geometry's own
+    m.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
+    m.matrixAutoUpdate = false;
     scene.add(m);
-    return {m, a: points[a], b: points[b]};
+    return m;
+  };
+  const links = {a: S.links.map(([a]) => points[a]), b: S.links.map(([, b]) => points[b]),
+                 mesh: S.links.length ? instanced(unitRod, 0x505050, S.links.length) : null};
+  const flexes = flexible.map(f => {
+    const line = f.style === "line" && f.count > 1;
+    const o = {x: f.x, count: f.count, radius: S.size / (line ? 120 : 80),
+               rods: line ? instanced(unitRod, f.color, f.count - 1) : null,
+               balls: instanced(unitBall, f.color, f.count)};
+    o.balls.name = o.rods ? "nodes:" + f.name : "dots:" + f.name;
+    if (o.rods) o.rods.name = "rods:" + f.name;
+    return o;
   });
   const traces = S.traces.map((name, k) => {
     const geometry = new THREE.BufferGeometry();
@@ -106,7 +139,9 @@ try {
   const e2 = up.clone().cross(e1);
   const orbit = {target: new THREE.Vector3(...S.centre), az: -1.1, el: 0.35,
                  radius: 0.9 * S.size / Math.sin(THREE.MathUtils.degToRad(20)) + S.size / 10};
+  let cameraMoved = true;
   function placeCamera() {
+    cameraMoved = true;
     const c = Math.cos(orbit.el);
     camera.position.copy(orbit.target)
       .addScaledVector(e1, orbit.radius * c * Math.cos(orbit.az))
@@ -133,79 +168,121 @@ try {
       orbit.az -= 0.008 * dx;
       orbit.el = Math.max(-1.55, Math.min(1.55, orbit.el + 0.008 * dy));
     }
+    placeCamera();
     draw();
   });
   canvas.addEventListener("wheel", e => {
     e.preventDefault();
     orbit.radius *= Math.exp(0.001 * e.deltaY);
+    placeCamera();
     draw();
   }, {passive: false});
   window.addEventListener("resize", () => {
     camera.aspect = window.innerWidth / window.innerHeight;
     camera.updateProjectionMatrix();
     renderer.setSize(window.innerWidth, window.innerHeight);
+    placeCamera();
     draw();
   });
 
-  // the pose at time T: positions interpolated linearly, orientations by slerp
-  const outputs = Object.entries(S.outputs).map(([name, o]) => ({name, width: o.width, v: decode(o.values, Float32Array)}));
-  const qa = new THREE.Quaternion(), qb = new THREE.Quaternion(), va = new THREE.Vector3(), vb = new THREE.Vector3();
-  const Y = new THREE.Vector3(0, 1, 0);
-  let now = t[0];
+  // the pose at time T: positions interpolated linearly, orientations by slerp; the
+  // sample k and the fraction a towards k + 1 kept here (nothing allocated per frame)
+  const outputs = Object.entries(S.outputs).map(([name, o]) => {
+    const row = document.createElement("div"), value = document.createElement("span");
+    row.innerHTML = '<span class="name"></span> = ';
+    row.firstChild.textContent = name;
+    row.append(value);
+    $("values").append(row);
+    return {width: o.width, v: decode(o.values, Float32Array), value};
+  });
+  const qa = new THREE.Quaternion(), qb = new THREE.Quaternion(), vb = new THREE.Vector3();
+  const p1 = new THREE.Vector3(), p2 = new THREE.Vector3(), dir = new THREE.Vector3();
+  const rodQ = new THREE.Quaternion(), rodS = new THREE.Vector3(), place = new THREE.Matrix4();
+  const Y = new THREE.Vector3(0, 1, 0), noTurn = new THREE.Quaternion();
+  let now = t[0], k = 0, a = 0, j = 0, tracesShown = null;
   function index(T) {
     let lo = 0, hi = n - 1;
-    if (T <= t[0] || n === 1) return [0, 0];
-    if (T >= t[n - 1]) return [n - 1, 0];
-    while (hi - lo > 1) { const mid = (lo + hi) >> 1; if (t[mid] <= T) lo = mid; else hi = mid; }
-    return [lo, (T - t[lo]) / (t[hi] - t[lo])];
+    if (T <= t[0] || n === 1) { k = 0; a = 0; }
+    else if (T >= t[n - 1]) { k = n - 1; a = 0; }
+    else {
+      while (hi - lo > 1) { const mid = (lo + hi) >> 1; if (t[mid] <= T) lo = mid; else hi = mid; }
+      k = lo; a = (T - t[lo]) / (t[hi] - t[lo]);
+    }
+    j = Math.min(k + 1, n - 1);
   }
-  const at = (x, k, a, v) => { const j = Math.min(k + 1, n - 1);
-    return v.set(x[3 * k], x[3 * k + 1], x[3 * k + 2]).lerp(vb.set(x[3 * j], x[3 * j + 1], x[3 * j + 2]), a); };
+  // point i (of `stride` points per sample) of series x at the current moment
+  const at = (x, v, i = 0, stride = 1) => {
+    const s = 3 * (stride * k + i), e = 3 * (stride * j + i);
+    return v.set(x[s], x[s + 1], x[s + 2]).lerp(vb.set(x[e], x[e + 1], x[e + 2]), a);
+  };
+  function rod(mesh, i, p, q, radius) {         // instance i of mesh: a rod from p to q
+    dir.subVectors(q, p);
+    const len = dir.length();
+    rodQ.setFromUnitVectors(Y, len > 0 ? dir.divideScalar(len) : Y);
+    mesh.setMatrixAt(i, place.compose(dir.addVectors(p, q).multiplyScalar(0.5), rodQ,
+                                      rodS.set(radius, len, radius)));
+  }
   function pose(T) {
     now = Math.min(Math.max(T, t[0]), t[n - 1]);
-    const [k, a] = index(now), j = Math.min(k + 1, n - 1);
+    index(now);
     for (const m of movers) {
-      if (m.p) at(m.p, k, a, m.g.position);
+      if (m.p) at(m.p, m.g.position);
       if (m.q) m.g.quaternion.slerpQuaternions(qa.fromArray(m.q, 4 * k), qb.fromArray(m.q, 4 * j), a);
     }
-    for (const l of links) {
-      const p = at(l.a, k, a, new THREE.Vector3()), q = at(l.b, k, a, new THREE.Vector3());
-      const d = q.clone().sub(p), len = d.length();
-      l.m.position.copy(p).addScaledVector(d, 0.5);
-      l.m.quaternion.setFromUnitVectors(Y, len > 0 ? d.divideScalar(len) : Y);
-      l.m.scale.set(S.size / 150, len, S.size / 150);
+    if (links.mesh) {
+      for (let i = 0; i < links.a.length; i++)
+        rod(links.mesh, i, at(links.a[i], p1), at(links.b[i], p2), S.size / 150);
+      links.mesh.instanceMatrix.needsUpdate = true;
     }
-    for (const line of traces) { line.geometry.setDrawRange(0, k + 1); line.visible = $("show-traces").checked; }
+    for (const f of flexes) {
+      for (let i = 0; i < f.count; i++) {
+        at(f.x, p2, i, f.count);
+        if (f.rods && i > 0) rod(f.rods, i - 1, p1, p2, f.radius);
+        f.balls.setMatrixAt(i, place.compose(p2, noTurn, rodS.setScalar(f.radius)));
+        p1.copy(p2);
+      }
+      f.balls.instanceMatrix.needsUpdate = true;
+      if (f.rods) f.rods.instanceMatrix.needsUpdate = true;
+    }
+    const shown = $("show-traces").checked;
+    for (const line of traces) { line.geometry.setDrawRange(0, k + 1); line.visible = shown; }
     $("time").textContent = "t = " + now.toFixed(3) + " s";
-    $("values").innerHTML = "";
     for (const o of outputs) {
-      const row = Array.from(o.v.subarray(o.width * k, o.width * (k + 1)), (v, i) => {
-        const w = o.v[o.width * j + i];
-        return Number((v + a * (w - v)).toPrecision(6));
-      });
-      const div = document.createElement("div");
-      div.innerHTML = '<span class="name"></span> = ';
-      div.firstChild.textContent = o.name;
-      div.append(o.width === 1 ? String(row[0]) : "[" + row.join(", ") + "]");
-      $("values").append(div);
+      let text = "";
+      for (let i = 0; i < o.width; i++) {
+        const v = o.v[o.width * k + i], w = o.v[o.width * j + i];
+        text += (i ? ", " : "") + Number((v + a * (w - v)).toPrecision(6));
+      }
+      o.value.textContent = o.width === 1 ? text : "[" + text + "]";
     }
     $("slider").value = String(Math.round(10000 * (now - t[0]) / Math.max(t[n - 1] - t[0], 1e-300)));
   }
+  const objects = movers.length + S.links.length + flexes.length;
   function draw() {
-    placeCamera();
-    camera.updateMatrixWorld();
+    if (!playing && pace.reduced) resolution(false);
     renderer.render(scene, camera);
-    $("camera").textContent = JSON.stringify({
-      projection: camera.projectionMatrix.elements, view: camera.matrixWorldInverse.elements,
-      width: renderer.domElement.clientWidth, height: renderer.domElement.clientHeight});
+    if (cameraMoved) {                    // the camera's matrices, for a reader of the DOM
+      $("camera").textContent = JSON.stringify({
+        projection: camera.projectionMatrix.elements, view: camera.matrixWorldInverse.elements,
+        width: renderer.domElement.clientWidth, height: renderer.domElement.clientHeight});
+      cameraMoved = false;
+    }
     const st = $("state").dataset;
-    st.time = String(now); st.objects = String(movers.length + links.length);
+    st.time = String(now); st.objects = String(objects);
     st.frames = String(n); st.playing = String(playing); st.ready = "1";
   }
 
   // playback
   let playing = true, speed = S.speed, last = null;
-  const fps = {want: 0, stamps: []};
+  const fps = {want: 0, stamps: [], script: []};
+  // a renderer too slow for the page (software WebGL: it pays per pixel) plays at half
+  // the resolution once 30 frames' median interval is over 25 ms (under 40 fps); a
+  // paused moment is always drawn at full resolution
+  const pace = {intervals: [], reduced: false};
+  function resolution(reduced) {
+    pace.reduced = reduced;
+    renderer.setPixelRatio(reduced ? fullRatio / 2 : fullRatio);
+  }
   $("speed").value = String(speed);
   if ($("speed").value !== String(speed)) {
     $("speed").append(new Option(String(speed))); $("speed").value = String(speed);
@@ -223,13 +300,20 @@ try {
       pose(Number(h.get("t")));
     } else pose(now);
     for (const id of ["hud", "controls"]) $(id).hidden = h.get("hud") === "0";
-    if (h.has("fps")) { fps.want = Number(h.get("fps")); fps.stamps = []; playing = true; }
+    if (h.has("fps")) { fps.want = Number(h.get("fps")); fps.stamps = []; fps.script = []; playing = true; }
     draw();
   }
   window.addEventListener("hashchange", fromHash);
+  const median = x => x.slice().sort((a, b) => a - b)[x.length >> 1];
   function frame(stamp) {
     if (playing) {
+      const start = performance.now();
       if (last !== null) {
+        pace.intervals.push(stamp - last);
+        if (pace.intervals.length === 30) {
+          if (!pace.reduced && median(pace.intervals) > 25) resolution(true);
+          pace.intervals = [];
+        }
         let T = now + speed * (stamp - last) / 1000;
         if (T > t[n - 1]) T = t[0] + (T - t[0]) % Math.max(t[n - 1] - t[0], 1e-300);
         pose(T);
@@ -238,16 +322,22 @@ try {
       draw();
       if (fps.want && fps.stamps.length <= fps.want) {
         fps.stamps.push(stamp);
+        fps.script.push(performance.now() - start);
         if (fps.stamps.length === fps.want + 1) {
+          // the intervals, and the time this script took per frame (composing the poses,
+          // handing the frame to WebGL; the rendering itself runs apart from it)
           const dt = fps.stamps.slice(1).map((s, i) => s - fps.stamps[i]).sort((a, b) => a - b);
           $("frametimes").textContent = JSON.stringify({frames: dt.length,
             mean_ms: dt.reduce((a, b) => a + b, 0) / dt.length, median_ms: dt[dt.length >> 1],
-            p95_ms: dt[Math.floor(0.95 * (dt.length - 1))]});
+            p95_ms: dt[Math.floor(0.95 * (dt.length - 1))], script_ms: median(fps.script),
+            pixel_ratio: renderer.getPixelRatio()});
         }
       }
-    } else last = null;
+    } else { last = null; pace.intervals = []; }
     requestAnimationFrame(frame);
   }
+  window.codegen = {THREE, scene, camera, renderer, pose, draw};
+  placeCamera();
   fromHash();
   requestAnimationFrame(frame);
 } catch (e) { fail(e); }
