@@ -96,15 +96,16 @@ def show(args) -> int:
 
 
 def _compile_and_run(model, args, stages, animated: bool, samples: int):
-    """(ga, mod, p, x0, r, method, run): the model generated (with its animation outputs
-    and T, V if animated) and simulated for args.seconds at samples output times."""
+    """(ga, mod, p, x0, r, method, run): the model generated (with its animation outputs,
+    its own outputs and T, V if animated) and simulated for args.seconds at samples output times."""
     from .build import generate
 
     ga = GibbsAppellMethod(**model.kwargs)
     outputs = None
     if animated:
         from .animation import pose_outputs
-        outputs = {**pose_outputs(model), "T": "kinetic_energy", "V": model.potential_energy}
+        outputs = {**model.outputs, **pose_outputs(model), "T": "kinetic_energy",
+                   "V": model.potential_energy}
     mod = generate(ga, model.name, output_dir=args.out_dir, progress=stages, outputs=outputs)
     p = mod.parameters(model.parameter_values)
     x0 = np.array(model.initial_state or [0.1] * mod.nx, dtype=float)
@@ -128,7 +129,8 @@ def _write_page(model, mod, run, path, stages) -> None:
         try:
             shapes = model.shapes or (urdf_shapes(model) if getattr(model, "geometry", None)
                                       else [])
-            page = animate(mod, run, path, outputs=["T", "V"], shapes=shapes,
+            shown = ["T", "V"] + [k for k in model.outputs if mod.output_shapes[k] == ()]
+            page = animate(mod, run, path, outputs=shown, shapes=shapes,
                            title=f"{model.name}: codegen")
         except (OSError, ValueError) as exc:
             raise SystemExit(f"{model.name}: {exc}") from None
