@@ -367,7 +367,10 @@ class RelativeMotions(Motions):
         partials = [self._vec(f"vp{k}_{j}", v) if j in changed else v
                     for j, v in enumerate(partials)]
         mo = Motion(self._vec(f"v{k}", value), partials, self._vec(f"dv{k}", rate, INLINE_RATE), X)
-        self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
+        if self.N in P._vel_dict or len(P._pos_dict) > 1:
+            self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
+        # else P's velocity is, by SymPy's rule, its one neighbour's plus its position's
+        # derivative (Point.vel derives it when asked): the composition itself
         self._check_stored_rate(mo, P._acc_dict.get(self.N), f"acceleration of {P}")
         return mo
 
