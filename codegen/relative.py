@@ -269,6 +269,9 @@ class RelativeMotions(Motions):
         own = {Q: [G for _, G in self._own[Q]] for Q in tree if Q in self._own}
         self._point_frame.update(plan_frames(tree, self._parent, self._wanted, own))
         self._point_parent.update(tree)
+        for Q, O in tree.items():        # every stored velocity checked, used or not
+            if O is not None and self.N in Q._vel_dict:
+                self.velocity(Q)
         return self._point_parent
 
     def velocity(self, P) -> Motion:
@@ -299,7 +302,10 @@ class RelativeMotions(Motions):
         for comps, G in vec.args:
             if G not in self._parent:
                 return None
-            c = [self.plain(e, f"the velocity of {P}") for e in comps]
+            try:
+                c = [self.kin.to_plain(e, f"the velocity of {P}", inputs=False) for e in comps]
+            except ValueError:          # an input in it: composed from the position
+                return None
             if any(not e.free_symbols.isdisjoint(qs) or e.has(AppliedUndef, sm.Derivative)
                    for e in c):
                 return None
@@ -367,10 +373,11 @@ class RelativeMotions(Motions):
         partials = [self._vec(f"vp{k}_{j}", v) if j in changed else v
                     for j, v in enumerate(partials)]
         mo = Motion(self._vec(f"v{k}", value), partials, self._vec(f"dv{k}", rate, INLINE_RATE), X)
-        if self.N in P._vel_dict or len(P._pos_dict) > 1:
+        if self.N in P._vel_dict:
             self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
-        # else P's velocity is, by SymPy's rule, its one neighbour's plus its position's
-        # derivative (Point.vel derives it when asked): the composition itself
+        # else SymPy derives P's velocity when asked (Point.vel): a point's that stores
+        # one, checked (_point_tree), plus the derivative of P's position from it, which
+        # is the composition itself
         self._check_stored_rate(mo, P._acc_dict.get(self.N), f"acceleration of {P}")
         return mo
 

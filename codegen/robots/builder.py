@@ -7,9 +7,12 @@ constant rotation times the turn about the joint's axis (measured against a
 constant frame followed by ``orient_axis``: the iiwa's recursion takes 1,689
 operations this way and 2,761 that way, since the transport between two
 bodies is then one joint's rotation). Its origin is located from the parent
-body's origin and given its velocity by ``v2pt_theory``; a body's mass centre is
-located from its origin, its velocity derived by SymPy when asked. Coordinates, speeds
-and joint torques follow Pinocchio's order (see RobotModel).
+body's origin, its mass centre from its origin. Their velocities are not stored
+(only the free-flyer's is): SymPy derives them from the positions when asked
+(``Point.vel``), as the relative kinematics compose them; ``v2pt_theory``, whose
+ω × r goes through the rotations from every frame above, took most of
+from_urdf's time (Atlas: 8.3 s). Coordinates, speeds and joint torques follow
+Pinocchio's order (see RobotModel).
 """
 from __future__ import annotations
 
@@ -285,9 +288,6 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
             continue
         m, c, I = inertial
         frame, point = frames[body]
-        # no stored velocity: SymPy derives it from the origin's when asked (Point.vel),
-        # as the relative kinematics compose it; v2pt_theory's ω × c through the DCMs of
-        # a deep frame took most of from_urdf's time (Atlas: 30 of its 60 calls)
         C = point.locatenew(f"{body}_com", _vector(frame, c))
         inertia = me.inertia(frame, I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[1, 2], I[0, 2])
         bodies.append(me.RigidBody(body, C, frame, m, (inertia, C)))
@@ -350,15 +350,11 @@ def _joint(j, X, OX, N, R, p, angle):
     if j.type == "prismatic":
         F.orient_explicit(X, _matrix(R))
         J = OX.locatenew(f"{j.child}_joint", _vector(X, p))
-        J.v2pt_theory(OX, N, X)
         P = J.locatenew(j.child, angle * _vector(F, a))
         P.set_vel(F, angle.diff(_t) * _vector(F, a))
-        P.v1pt_theory(J, N, F)
         return F, P, J
     _orient(F, X, _matrix(R) * _turn(a, angle), angle.diff(_t) * _vector(F, a))
-    P = OX.locatenew(j.child, _vector(X, p))
-    P.v2pt_theory(OX, N, X)
-    return F, P, None
+    return F, OX.locatenew(j.child, _vector(X, p)), None
 
 
 def _orient(F, X, R, omega):
