@@ -618,6 +618,10 @@ def test_free_flyer_velocity_is_taken_as_stored(tmp_path):
     R = np.array(base_frame.dcm(model.frame).xreplace(values), dtype=float)   # N -> base
     theirs = R @ np.array([float(e.xreplace(values)) for e in second])
     assert position and np.allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    import warnings
+    with warnings.catch_warnings():      # SymPy derives the unstored velocities quietly
+        warnings.simplefilter("error")
+        assert model.energy().has(*model.u_ind)
 
 
 def test_jacobian_definitions_bound_errs_high(tmp_path):

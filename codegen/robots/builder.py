@@ -17,6 +17,7 @@ Pinocchio's order (see RobotModel).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,8 +74,14 @@ class RobotModel(Model):
 
     def energy(self):
         """Kinetic energy plus gravity's potential, in q, u (dynamicsymbols)."""
-        return super().energy() - sum((f.dot(P.pos_from(self.origin)) for P, f in self.weights),
-                                      sm.S.Zero)
+        with warnings.catch_warnings():
+            # SymPy derives the mass centres' velocities (Point.vel) and warns that a
+            # point's could come from several: they are all the positions' derivatives
+            warnings.filterwarnings("ignore", r"\s*Velocity of \S+ automatically calculated",
+                                    UserWarning)
+            kinetic = super().energy()
+        return kinetic - sum((f.dot(P.pos_from(self.origin)) for P, f in self.weights),
+                             sm.S.Zero)
 
     def to_pinocchio(self, x):
         """(q, v) of Pinocchio's model for this model's state x."""
