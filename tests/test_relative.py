@@ -75,6 +75,7 @@ def test_stored_velocity_that_is_not_the_positions_derivative_falls_back():
     assert ga.mass_matrix == sm.Matrix([[4 * m]])
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")   # SymPy: Q's velocity from B or O
 def test_stored_velocity_on_the_way_to_an_unstored_point_is_checked():
     """The particle's point Q stores no velocity: SymPy derives it from its nearest
     neighbour that stores one, B, whose stored velocity is not its position's
