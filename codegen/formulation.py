@@ -41,7 +41,7 @@ from sympy.physics.vector import Point, ReferenceFrame, Vector, dynamicsymbols
 from .flexible.body import FlexibleBody
 from .flexible.share import Share, flexible_share
 from .kinematics import Kinematics
-from .motions import Motions, body_frame, is_rigid
+from .motions import Motions, body_frame, dyadic_components, is_rigid
 from .program import operation_count
 from .progress import checkpoint
 from .relative import NotRelative, RelativeMotions
@@ -62,7 +62,7 @@ def check_bodies(bodies) -> list:
         if not isinstance(b, (Particle, RigidBody)):
             raise TypeError(f"body {b!r} is neither a Particle, a RigidBody nor a FlexibleBody")
         if is_rigid(b):
-            Imat = b.central_inertia.to_matrix(body_frame(b, None))
+            Imat = sm.Matrix(dyadic_components(b.central_inertia, body_frame(b, None)))
             diff = [Imat[i, j] - Imat[j, i] for i in range(3) for j in range(i)]
             if not vanishes(diff, relative=True) and sm.simplify(Imat - Imat.T) != sm.zeros(3, 3):
                 raise ValueError(f"inertia dyadic of {b} is not symmetric: {Imat}")
@@ -170,7 +170,7 @@ def _body_terms(fm: Motions, body):
     v = fm.point(ref, X)
     w = fm.frame(body.frame, X)
     I = [[kin.to_plain(c, f"the inertia of {name}") for c in row]
-         for row in dyadic.to_matrix(X).tolist()]
+         for row in dyadic_components(dyadic, X)]
     if rho is not None and all(c == 0 for c in rho):
         rho = None
     return dict(m=m, v=v, w=w, I=I, rho=rho, X=X)

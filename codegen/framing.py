@@ -56,11 +56,14 @@ def _cost(frames: dict, X, Y) -> int:
     return 3
 
 
-def plan_frames(tree: dict, frames: dict, wanted: dict) -> dict:
+def plan_frames(tree: dict, frames: dict, wanted: dict, own: dict | None = None) -> dict:
     """{point: frame} for the points of a position tree ({point: parent}, parents first,
     None for the points at rest); frames: the frame tree ({frame: parent}); wanted:
-    {point: frame the formulation takes it in}. Ties go to the parent's frame, then to
+    {point: frame the formulation takes it in}; own: {point: the frames of its own
+    velocity}, for the points whose velocity is not composed from their parent's (then
+    their parent's frame costs them nothing). Ties go to the parent's frame, then to
     the position's own frames in their order."""
+    own = own or {}
     depth, children, parts, cand = {}, {}, {}, {}
     root = next(F for F, P in frames.items() if P is None)
     for Q, O in tree.items():
@@ -68,29 +71,33 @@ def plan_frames(tree: dict, frames: dict, wanted: dict) -> dict:
         if O is None:
             continue
         children.setdefault(O, []).append(Q)
-        parts[Q] = [G for _, G in Q._pos_dict[O].args]
+        parts[Q] = list(own[Q]) if Q in own else [G for _, G in Q._pos_dict[O].args]
         options = parts[Q] + [frames.get(G) for G in parts[Q]] + [wanted.get(Q)] \
             + parts.get(O, [])
         # a point at its parent (a zero position) has no frame of its own: its parent's
         cand[Q] = list(dict.fromkeys(G for G in options if G is not None)) \
             or list(cand.get(O, [root]))
 
-    def own(Q, X):
+    def cost(Q, X):
         c = sum(_cost(frames, G, X) for G in parts[Q])
         return c + (_cost(frames, X, wanted[Q]) * (depth[Q] + 2) if Q in wanted else 0)
+
+    def link(Q):
+        """The weight of turning Q's parent's velocity into Q's frame."""
+        return 0 if Q in own else depth[Q] + 1
     best = {}
     for Q in reversed(list(tree)):
         if tree[Q] is None:
             continue
-        best[Q] = {X: own(Q, X) + sum(min(_cost(frames, X, Y) * (depth[Q] + 2) + best[c][Y]
-                                          for Y in cand[c]) for c in children.get(Q, ()))
+        best[Q] = {X: cost(Q, X) + sum(min(_cost(frames, X, Y) * link(c) + best[c][Y]
+                                           for Y in cand[c]) for c in children.get(Q, ()))
                    for X in cand[Q]}
     chosen = {}
     for Q, O in tree.items():
         if O is None:
             continue
         XO = chosen.get(O)
-        weight = depth[O] + 2
+        weight = link(Q)
         options = ([XO] if XO in best[Q] else []) + cand[Q]
         chosen[Q] = min(options, key=lambda X: _cost(frames, XO, X) * weight + best[Q][X])
     return chosen

@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections import deque
 
 import sympy as sm
+from sympy.core.function import AppliedUndef
 from sympy.physics.vector import Point, ReferenceFrame
 
 from .constraints import define
@@ -87,6 +88,7 @@ class RelativeMotions(Motions):
         self._point_parent = {}      # point -> parent in the position tree (None: at rest)
         self._point_frame = {}       # point -> the frame its velocity is composed in
         self._point_index, self._vel = {}, {}
+        self._own = {}               # point -> its stored velocity's parts [(comps, frame)]
         self._wanted = {}
         for b in bodies:
             if is_rigid(b):
@@ -260,8 +262,16 @@ class RelativeMotions(Motions):
         for Q, O in tree.items():
             for _, G in ([] if O is None else Q._pos_dict[O].args):
                 self._index(G)
-        self._point_frame.update(plan_frames(tree, self._parent, self._wanted))
+            if O is not None:
+                parts = self._own_velocity(Q)
+                if parts is not None:
+                    self._own[Q] = parts
+        own = {Q: [G for _, G in self._own[Q]] for Q in tree if Q in self._own}
+        self._point_frame.update(plan_frames(tree, self._parent, self._wanted, own))
         self._point_parent.update(tree)
+        for Q, O in tree.items():        # every stored velocity checked, used or not
+            if O is not None and self.N in Q._vel_dict:
+                self.velocity(Q)
         return self._point_parent
 
     def velocity(self, P) -> Motion:
@@ -279,6 +289,48 @@ class RelativeMotions(Motions):
                 self._vel[Q] = self._compose_velocity(Q, tree[Q])
         return self._vel[P]
 
+    def _own_velocity(self, P):
+        """P's stored velocity in N as [(components, frame)] when its components are free
+        of the coordinates (a free body's velocity in its own frame, whose components are
+        speeds), else None. Such a velocity is taken as it is stored, once checked to be
+        its position's derivative: its rate is then ω × v in each frame, where the
+        composed one would differentiate the rotation that carries it to N."""
+        vec = P._vel_dict.get(self.N)
+        if not vec:
+            return None
+        qs, parts = set(self.kin.qs), []
+        for comps, G in vec.args:
+            if G not in self._parent:
+                return None
+            try:
+                c = [self.kin.to_plain(e, f"the velocity of {P}", inputs=False) for e in comps]
+            except ValueError:          # an input in it: composed from the position
+                return None
+            if any(not e.free_symbols.isdisjoint(qs) or e.has(AppliedUndef, sm.Derivative)
+                   for e in c):
+                return None
+            parts.append((c, G))
+        return parts
+
+    def _stored_velocity(self, P, k, X, composed) -> Motion:
+        """P's own velocity (_own_velocity) in X with its partials and rate, once composed
+        (its value composed from the parent's) agrees with it."""
+        self._check(composed, P.vel(self.N), X, f"the velocity of {P}")
+        p = len(self.kin.speeds)
+        value, rate, partials = list(_ZERO3), list(_ZERO3), [_ZERO3] * p
+        for c, G in self._own[P]:
+            value = add(value, self.turn(X, G, c))
+            w = self.omega_of(G)
+            rate = add(rate, self.turn(X, G, add([self.kin.dt(e) for e in c], cross(w, c))))
+            dc = [self.kin.jacobian_u(e) for e in c]
+            for j in range(p):
+                own = [dc[i][j] for i in range(3)]
+                if _nonzero(own):
+                    partials[j] = add(partials[j], self.turn(X, G, own))
+        partials = [self._vec(f"vp{k}_{j}", v) if _nonzero(v) else _ZERO3
+                    for j, v in enumerate(partials)]
+        return Motion(self._vec(f"v{k}", value), partials, self._vec(f"dv{k}", rate, INLINE_RATE), X)
+
     def _compose_velocity(self, P, O) -> Motion:
         checkpoint()
         p = len(self.kin.speeds)
@@ -288,6 +340,14 @@ class RelativeMotions(Motions):
         base = self._vel[O]
         X = self._point_frame[P]
         value = self.turn(X, base.frame, base.value)
+        if P in self._own:
+            for comps, G in P._pos_dict[O].args:
+                c = [self.plain(e, f"the position of {P} from {O}") for e in comps]
+                cd = [self.kin.dt(e) for e in c]
+                value = add(value, self.turn(X, G, add(cd, cross(self.omega(G).value, c))))
+            mo = self._stored_velocity(P, k, X, value)
+            self._check_stored_rate(mo, P._acc_dict.get(self.N), f"acceleration of {P}")
+            return mo
         partials = [self.turn(X, base.frame, v) for v in base.partials]
         changed = set()
         rate = self.turn(X, base.frame, base.rate0)
@@ -313,7 +373,11 @@ class RelativeMotions(Motions):
         partials = [self._vec(f"vp{k}_{j}", v) if j in changed else v
                     for j, v in enumerate(partials)]
         mo = Motion(self._vec(f"v{k}", value), partials, self._vec(f"dv{k}", rate, INLINE_RATE), X)
-        self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
+        if self.N in P._vel_dict:
+            self._check(mo.value, P.vel(self.N), X, f"the velocity of {P}")
+        # else SymPy derives P's velocity when asked (Point.vel): a point's that stores
+        # one, checked (_point_tree), plus the derivative of P's position from it, which
+        # is the composition itself
         self._check_stored_rate(mo, P._acc_dict.get(self.N), f"acceleration of {P}")
         return mo
 

@@ -27,7 +27,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from .formulation import generalized_forces
-from .motions import is_rigid
+from .motions import dyadic_components, is_rigid
 from .progress import checkpoint
 from .symbolic import VANISH_TOL, as_number, generic_values, vanishes
 from .vec3 import add, cross, matvec
@@ -177,7 +177,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
             if is_rigid(body):
                 w = motions.frame(body.frame, X)
                 I = [[kin.to_plain(c, f"the inertia of {body}") for c in row]
-                     for row in body.central_inertia.to_matrix(X).tolist()]
+                     for row in dyadic_components(body.central_inertia, X)]
                 for i in range(3):
                     G[i] = [w.partials[j][i] for j in range(p)]
                     W[i][:3] = I[i]

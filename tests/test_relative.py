@@ -75,6 +75,30 @@ def test_stored_velocity_that_is_not_the_positions_derivative_falls_back():
     assert ga.mass_matrix == sm.Matrix([[4 * m]])
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")   # SymPy: Q's velocity from B or O
+def test_stored_velocity_on_the_way_to_an_unstored_point_is_checked():
+    """The particle's point Q stores no velocity: SymPy derives it from its nearest
+    neighbour that stores one, B, whose stored velocity is not its position's
+    derivative. Q is composed through A, not B: the relative path checks every stored
+    velocity of the point tree, on Q's way or not, and falls back (M = 4 m, as
+    KanesMethod reads it)."""
+    q, u = me.dynamicsymbols('q u')
+    m = sm.symbols('m')
+    N = me.ReferenceFrame('N')
+    O = me.Point('O')
+    O.set_vel(N, 0)
+    A = O.locatenew('A', q * N.x)
+    B = A.locatenew('B', N.z)
+    B.set_vel(N, 2 * u * N.x)
+    Q = A.locatenew('Q', N.y)
+    Q.set_pos(B, N.y - N.z)
+    ga = GibbsAppellMethod(N, [q], [u], kd_eqs=[u - q.diff()], bodies=[me.Particle('p', Q, m)],
+                           relative_kinematics=True)
+    eq = ga.to_equations()          # first: KanesMethod's matrices would derive Q's velocity
+    assert not eq.intermediates
+    assert eq.M == sm.Matrix([[4 * m]])
+
+
 def test_relative_kinematics_flag_is_checked():
     with pytest.raises(TypeError, match="relative_kinematics"):
         GibbsAppellMethod(**ex.dumbbell().kwargs, relative_kinematics="yes")

@@ -584,3 +584,61 @@ def test_recursion_through_a_constant_frame(outdir, monkeypatch):
     with pytest.raises(ValueError, match=r"internal error: the tree program uses \['_?T\d"):
         generate(formed(), "urdf_bug_forgetful", output_dir=outdir, recursive=True,
                  jacobian=False, force=True)
+
+
+def test_free_flyer_velocity_is_taken_as_stored(tmp_path):
+    """A free-flyer's base velocity (its speeds, in its own frame) enters the relative
+    kinematics as stored: its rate is ω × v, free of the quaternion, and equals SymPy's
+    own second derivative of the base's position (the kinematic equations' q' in the
+    derivative of q', u' = 0) at a generic state, off the unit sphere too."""
+    from codegen.kinematics import Kinematics
+    from codegen.relative import RelativeMotions
+    model = from_urdf(write(tmp_path, LINK.format("base") + LINK.format("arm")
+                            + joint("j1", "base", "arm")), floating_base=True)
+    kin = Kinematics(model.q_ind, model.u_ind, model.kd_eqs)
+    motions = RelativeMotions(kin, model.frame, model.bodies)
+    base_frame, base = model.links["base"]
+    mo = motions.velocity(base)
+    assert mo.frame == base_frame
+    quaternion = set(kin.qs[3:7])
+    assert not any(e.free_symbols & quaternion for e in mo.rate0)
+    t = me.dynamicsymbols._t
+    qdot = dict(zip([s.diff(t) for s in model.q_ind], kin.to_time(sm.Matrix(kin.qdot))))
+    position = [model.q_ind[i] for i in range(3)]
+    second = [sm.sympify(kin.to_time(sm.Matrix(kin.qdot))[i]).diff(t).xreplace(qdot)
+              .xreplace({u.diff(t): 0 for u in model.u_ind}) for i in range(3)]
+    rng = np.random.default_rng(4)
+    values = dict(zip(list(model.q_ind) + list(model.u_ind),
+                      rng.uniform(-1.0, 1.0, len(model.q_ind) + len(model.u_ind))))
+    plain = {s: values[f] for f, s in zip(list(model.q_ind) + list(model.u_ind),
+                                          kin.qs + kin.us)}
+    for item in motions.items:
+        plain[item.symbol] = float(item.expr.xreplace(plain))
+    ours = np.array([float(sm.sympify(e).xreplace(plain)) for e in mo.rate0])
+    R = np.array(base_frame.dcm(model.frame).xreplace(values), dtype=float)   # N -> base
+    theirs = R @ np.array([float(e.xreplace(values)) for e in second])
+    assert position and np.allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    import warnings
+    with warnings.catch_warnings():      # SymPy derives the unstored velocities quietly
+        warnings.simplefilter("error")
+        assert model.energy().has(*model.u_ind)
+
+
+def test_jacobian_definitions_bound_errs_high(tmp_path):
+    """The structural bound that lets the default options skip a Jacobian too large to
+    build (codegen.jacobian.definitions_bound) is at least the derivative program's
+    definitions, and close to them, on a three-link chain."""
+    from codegen import jacobian as jac
+    links = "".join(LINK.format(n) for n in ("base", "a", "b", "c"))
+    model = from_urdf(write(tmp_path, links + joint("j1", "base", "a") + joint("j2", "a", "b")
+                            + joint("j3", "b", "c").replace('xyz="0 1 0"', 'xyz="1 0 0"')))
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(constants=model.constants,
+                                                        specifieds=model.specifieds)
+    _, values = jac._values(eom)
+    wrt = list(eom.q) + list(eom.u) + list(eom.specifieds)
+    tangents = jac._Tangents(wrt)
+    for symbol, expr in values.temporaries:
+        tangents.define(symbol, expr)
+    bound = jac.definitions_bound(values, wrt)
+    assert len(tangents.defs) <= bound <= 1.3 * len(tangents.defs)
+    assert jac.jacobian_program(eom, limit=bound // 3) is None
