@@ -150,7 +150,8 @@ CG_API int cg_integrator_warning(const cg_integrator *s);
  * feedback"):
  *
  * Feedback: the inputs at every right-hand side are the table's, then, with K (nr x nx,
- * row-major), r - K (x - x_ref) (x_ref NULL: zero), then the controller's (NULL: none),
+ * row-major), r - K (x - x_ref) (x_ref NULL: zero) by the model's feedback function
+ * (CG_ERR_INPUT for a descriptor without one), then the controller's (NULL: none),
  * which may overwrite r (cg_model.h's cg_controller_fn). K and data are read, not copied
  * (x_ref is read here, once); set them before the first step (the derivative at the start is evaluated again,
  * with its status returned). A non-finite input ends the run with CG_ERR_CONTROL. The
