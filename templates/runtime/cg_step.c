@@ -42,7 +42,7 @@ CG_ALWAYS_INLINE int cg_inputs_inline(cg_integrator *s, double t, const double *
 {
     const cg_model *m = CG_SM(s);
     const int nr = m->nr;
-    double *r = s->r, z = 0.0;
+    double *r = s->r, z;
     int i;
     if (!s->K) {                     /* (a controller wrote over the last ones) */
         if (s->n_table > 1 || s->controller) cg_inputs_at(s, t);
@@ -56,7 +56,8 @@ CG_ALWAYS_INLINE int cg_inputs_inline(cg_integrator *s, double t, const double *
         m->feedback(x, s->K, s->law_c, r);
     }
     if (s->controller) s->controller(t, x, s->p, r, s->control_data);
-    for (i = 0; i < nr; i++) z += r[i] * 0.0;           /* NaN for a non-finite input */
+    z = r[0] * 0.0;                  /* NaN for a non-finite input (nr > 0 with a law) */
+    for (i = 1; i < nr; i++) z += r[i] * 0.0;
     return z == 0.0 ? CG_OK : CG_ERR_CONTROL;
 }
 
