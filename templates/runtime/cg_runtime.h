@@ -108,7 +108,8 @@ CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, co
  * n_table rows of nr values, held piecewise constant (the default) or
  * linearly interpolated (cg_integrator_set), held beyond its ends; n_table = 0
  * means no inputs (allowed only when nr is 0). The table and p are read, not
- * copied: keep them alive during the run.
+ * copied: keep them alive and unchanged during the run (a table of one row, a
+ * constant, is read once, here).
  */
 #define CG_JAC_REUSE 20
 /* two times within CG_T_SAME of max(|t|, 1) are the same: a fixed-step run has reached
