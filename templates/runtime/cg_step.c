@@ -44,7 +44,7 @@ CG_ALWAYS_INLINE int cg_inputs_inline(cg_integrator *s, double t, const double *
     const int nr = m->nr;
     double *r = s->r, z;
     int i;
-    if (!s->K) {                     /* (a controller wrote over the last ones) */
+    if (!s->K) {                     /* a constant stays, unless a controller wrote on it */
         if (s->n_table > 1 || s->controller) cg_inputs_at(s, t);
         if (!s->controller) return CG_OK;
     } else if (s->n_table > 1) {     /* r_ref from the table at t */
