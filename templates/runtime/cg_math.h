@@ -153,22 +153,4 @@ static inline void cg_sincos2(double x0, double x1, double *s0, double *c0, doub
 }
 #endif
 
-/*
- * The feedback law's sums (function.j2's feedback: r = c - K x) in two lanes, the
- * even terms of a row in one and the odd in the other, each in order, the lanes added
- * last. GCC's and Clang's vector extension holds both lanes in one register (SSE2 on
- * x86-64: half the multiplications and additions); elsewhere, or with CG_SCALAR_LAW
- * defined, the model sums the same terms in the same order one by one.
- */
-#if defined(__GNUC__) && !defined(CG_SCALAR_LAW)
-#define CG_VECTOR_LAW 1
-typedef double cg_v2 __attribute__((vector_size(16)));
-static inline cg_v2 cg_load2(const double *a)     /* two doubles, any alignment */
-{
-    cg_v2 v;
-    __builtin_memcpy(&v, a, sizeof v);
-    return v;
-}
-#endif
-
 #endif /* CG_MATH_H */
