@@ -66,6 +66,7 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_events_fn)(double t, const double *x, const double *p, const double *r, double *g) noexcept nogil
     ctypedef void (*cg_impacts_fn)(double t, const double *x, const double *p, const double *r, double *J, double *vn, double *e) noexcept nogil
     ctypedef void (*cg_inverse_dynamics_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *tau) noexcept nogil
+    ctypedef void (*cg_feedback_fn)(const double *x, const double *K, const double *c, double *r) noexcept nogil
     ctypedef void (*cg_controller_fn)(double t, const double *x, const double *p, double *r, void *data) noexcept nogil
 
     ctypedef struct cg_runtime:
@@ -120,6 +121,7 @@ cdef extern from "cg_model.h":
         cg_events_fn events
         cg_impacts_fn impacts
         cg_inverse_dynamics_fn inverse_dynamics
+        cg_feedback_fn feedback
         const cg_runtime *runtime
         int ny
         int ne

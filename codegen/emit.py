@@ -357,6 +357,13 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         if key in programs:
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment))
             pointers[kind] = f"{name}_{kind}"
+    nx, nr = eom.nq + eom.nu, len(eom.specified_names)
+    feedback = None
+    if nr:                          # the runtime's K law with the sizes compiled in
+        feedback = dict(symbol=f"{name}_feedback", signature=FUNCTIONS["feedback"].signature,
+                        nr=nr, nx=nx, comment="the feedback law r = c - K x (K: nr x nx, "
+                                              "row-major; c = r_ref + K x_ref)")
+        pointers["feedback"] = feedback["symbol"]
     tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
@@ -390,7 +397,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         state_names=eom.state_names, constant_names=eom.constant_names,
         specified_names=eom.specified_names, solver=solver, operation_count=ops,
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
-        functions=functions, fused=fused,
+        functions=functions, fused=fused, feedback_law=feedback,
         pointers=list(pointers.values()),
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [])

@@ -125,3 +125,74 @@ def test_the_closed_loop_fmu(cart, tmp_path):
     run = fmpy.simulate_fmu(str(path), fmi_type="ModelExchange", stop_time=5, output_interval=0.1,
                             relative_tolerance=1e-10, output=["q1"])
     assert np.abs(np.interp(c["t"], run["time"], run["q1"]) - c["oracle"][:, 1]).max() < 1e-6
+
+
+def test_k_with_an_input_table_and_a_controller_on_the_reference(cart):
+    """r = r_ref(t) - K (x - x_ref) with r_ref from a table (interpolated) is a Python
+    RK4 of rhs with that law, and a C controller gets r_ref in r at every call."""
+    c = cart
+    K, up, p, rhs = c["K"], c["up"], c["p"], c["mod"].rhs
+    times, values = np.array([0.0, 0.31, 0.62, 1.0]), np.array([0.0, 3.0, -2.0, 1.0])
+    ts = np.linspace(0.0, 1.0, 1001)
+    res = c["mod"].simulate((0, 1), c["x0"], p, (times, values), method="rk4", dt=1e-3,
+                            t_eval=ts, hold=False, controller=K, x_ref=up)
+
+    def f(t, x):
+        return rhs(t, x, p, np.interp(t, times, values) - K @ (x - up))
+    x, h = c["x0"].copy(), 1e-3
+    for k in range(1000):                         # the same RK4, in Python
+        t = ts[k]
+        k1 = f(t, x)
+        k2 = f(t + h / 2, x + h / 2 * k1)
+        k3 = f(t + h / 2, x + h / 2 * k2)
+        k4 = f(t + h, x + h * k3)
+        x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    assert res.status == 0 and np.abs(res.x[-1] - x).max() < 1e-10
+
+    def law(t, x, p, r, data):                    # adds to the reference it is given
+        r[0] -= sum(K[0, j] * (x[j] - up[j]) for j in range(4))
+    runs = [c["mod"].simulate((0, 1), c["x0"], p, [0.5], method="rk4", dt=1e-3, **kw)
+            for kw in (dict(controller=K, x_ref=up), dict(controller=SIGNATURE(law)))]
+    assert np.abs(runs[0].x - runs[1].x).max() < 1e-12
+
+
+#: (nr, nx) of the generated laws checked: rows, odd and even widths, a single state
+LAW_SIZES = ((1, 10), (2, 5), (3, 1), (2, 7))
+
+
+def _laws(folder, flags):
+    """The feedback laws function.j2 writes for LAW_SIZES, built with flags."""
+    from codegen.abi import FUNCTIONS, RUNTIME_DIR
+    from codegen.compiler import compile_library
+    from codegen.emit import environment
+    laws = [dict(symbol=f"law_{nr}_{nx}", signature=FUNCTIONS["feedback"].signature, nr=nr,
+                 nx=nx, comment="") for nr, nx in LAW_SIZES]
+    text = environment().from_string(
+        '#include "cg_math.h"\n#include "cg_model.h"\n{% from "function.j2" import feedback %}'
+        '{% for f in laws %}{{ feedback(f) }}\n{% endfor %}'
+        'cg_feedback_fn laws[] = { {%- for f in laws %}{{ f.symbol }}, {% endfor %}};\n'
+    ).render(laws=laws)
+    path = compile_library({"laws.c": text}, ["laws.c"], "laws", flags, folder,
+                           include_dirs=[RUNTIME_DIR])
+    lib = ctypes.CDLL(str(path))
+    table = (ctypes.c_void_p * len(LAW_SIZES)).in_dll(lib, "laws")
+    law = ctypes.CFUNCTYPE(None, *[ctypes.POINTER(ctypes.c_double)] * 4)
+    return lib, [law(address) for address in table]
+
+
+def test_the_generated_law_is_c_minus_k_x(tmp_path):
+    """The model's feedback function is c - K x to rounding, for several rows and odd
+    widths."""
+    rng = np.random.default_rng(29)
+    lib, laws = _laws(tmp_path, ["-O2"])
+
+    def ptr(a):
+        return a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    for k, (nr, nx) in enumerate(LAW_SIZES):
+        K = rng.standard_normal((nr, nx)) * 10.0 ** rng.integers(-3, 4, (nr, nx))
+        x, c = rng.standard_normal(nx), rng.standard_normal(nr)
+        scale = np.abs(c) + np.abs(K) @ np.abs(x)
+        r = np.full(nr + 1, 7.0)
+        laws[k](ptr(x), ptr(K), ptr(c), ptr(r))
+        assert np.all(np.abs(r[:nr] - (c - K @ x)) <= 1e-14 * scale), (nr, nx)
+        assert r[nr] == 7.0                       # nothing written past the inputs

@@ -15,7 +15,8 @@ rtol = atol = 1e-8 for n = 4.
   later).
 - Feedback: an LQR gain K about the upright position (from ``linearize`` and
   ``solve_continuous_are``), ``controller=K`` in C, against the open-loop run
-  with a constant input, both RK4 with dt = 1 ms (the same steps); and the
+  with a constant input, both RK4 with dt = 1 ms (the same steps, and the same
+  constant reference input: no table lookup in either); and the
   closed loop with DOPRI5 against ``solve_ivp(RK45)`` with the same controller
   in Python.
 

@@ -48,7 +48,7 @@ static int cg_method_needs(int method)
 #undef CG_PROPERTIES_CASE
 #undef CG_NEEDS_CASE
 
-/* the doubles after the struct: r, x, f, cont, jac, ft, w, D, x0, f0, jr, kxref, ev_g,
+/* the doubles after the struct: r, x, f, cont, jac, ft, w, D, x0, f0, jr, law_c, ev_g,
    ev_gb, ev_gm, ev_x (then the ints: the pivots, ev_index, ev_dir, ev_term, ev_sign) */
 static size_t cg_doubles(const cg_model *m)
 {
@@ -104,8 +104,8 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->x0 = s->D + 8 * nx;
     s->f0 = s->x0 + nx;
     s->jr = s->f0 + nx;
-    s->kxref = s->jr + nx * nr;
-    s->ev_g = s->kxref + nr + 1;
+    s->law_c = s->jr + nx * nr;
+    s->ev_g = s->law_c + nr + 1;
     s->ev_gb = s->ev_g + CG_MODEL(m)->ne;
     s->ev_gm = s->ev_gb + CG_MODEL(m)->ne;
     s->ev_x = s->ev_gm + CG_MODEL(m)->ne;
@@ -141,6 +141,7 @@ CG_API int cg_integrator_init(cg_integrator *s, const cg_model *m, int method, d
     s->hold = 1;
     s->t_table = t_table;
     s->r_table = r_table;
+    cg_inputs_at(s, t0);             /* a constant (one row) stays in s->r from here */
     s->rank_seen = 0;
     s->ratio_low = 1.0;
     s->t_low = t0;
@@ -163,17 +164,20 @@ CG_API int cg_integrator_restart(cg_integrator *s, double t, const double *x)
 CG_API int cg_integrator_control(cg_integrator *s, const double *K, const double *x_ref,
                                  cg_controller_fn controller, void *data)
 {
-    const int nr = CG_SM(s)->nr, nx = CG_NX(s);
+    const cg_model *m = CG_SM(s);
+    const int nr = m->nr, nx = CG_NX(s);
     int i, j;
+    if (nr && K && !m->feedback) return CG_ERR_INPUT;   /* a descriptor without the law */
     s->K = nr ? K : 0;
-    for (i = 0; i < nr; i++) {
+    for (i = 0; i < nr; i++) {       /* the law's c: K x_ref, and a constant r_ref folded in */
         double sum = 0.0;
         if (s->K && x_ref) for (j = 0; j < nx; j++) sum += K[i * nx + j] * x_ref[j];
-        s->kxref[i] = sum;
+        s->law_c[i] = sum + (s->n_table == 1 ? s->r_table[i] : 0.0);
     }
-    s->controller = CG_SM(s)->nr ? controller : 0;
+    s->controller = nr ? controller : 0;
     s->control_data = data;
     s->jac_age = -1;
+    cg_inputs_at(s, s->t);           /* the table's again, should a law have gone */
     return cg_f(s, s->t, s->x, s->f);           /* the derivative at the start, closed */
 }
 

@@ -156,7 +156,7 @@ struct cg_integrator {
     double *D;                       /* BDF: backward differences, orders up to 5 (8 nx) */
     double *x0, *f0;                 /* a fixed step's start, for events' dense output */
     double *jr;                      /* d dx / d r (nx x nr), for J - Jr K */
-    double *kxref;                   /* K x_ref (nr) */
+    double *law_c;                   /* nr: c of the K law r = c - K x (cg_integrator_control) */
     double *ev_g, *ev_gb, *ev_gm;    /* ne each: event functions at ev_t, at b, on the way */
     double *ev_x;                    /* the last event's state */
     int *piv;

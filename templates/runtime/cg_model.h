@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 7
+#define CG_ABI_VERSION 8
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -160,7 +160,11 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     /* inverse dynamics: tau = M ud - F at x for the given u' (nu each), by the \
        recursive Newton-Euler passes over the tree of bodies (or M and F formed); NULL \
        with run-time constraints */ \
-    X(inverse_dynamics, (CG_MODEL_INPUTS, const double *ud, double *tau))
+    X(inverse_dynamics, (CG_MODEL_INPUTS, const double *ud, double *tau)) \
+    /* the linear feedback law r = c - K x (K: nr x nx, row-major), unrolled over the \
+       model's sizes: the runtime's K law at every right-hand side \
+       (cg_integrator_control); NULL if nr is 0 */ \
+    X(feedback, (const double *x, const double *K, const double *c, double *r))
 
 #define CG_FUNCTION_TYPE(kind, parameters) typedef void (*cg_##kind##_fn) parameters;
 CG_FUNCTION_LIST(CG_FUNCTION_TYPE)

@@ -108,7 +108,8 @@ CG_API int cg_impact(const cg_model *m, int event, double t, const double *x, co
  * n_table rows of nr values, held piecewise constant (the default) or
  * linearly interpolated (cg_integrator_set), held beyond its ends; n_table = 0
  * means no inputs (allowed only when nr is 0). The table and p are read, not
- * copied: keep them alive during the run.
+ * copied: keep them alive and unchanged during the run (a table of one row, a
+ * constant, is read once, here).
  */
 #define CG_JAC_REUSE 20
 /* two times within CG_T_SAME of max(|t|, 1) are the same: a fixed-step run has reached
@@ -150,7 +151,8 @@ CG_API int cg_integrator_warning(const cg_integrator *s);
  * feedback"):
  *
  * Feedback: the inputs at every right-hand side are the table's, then, with K (nr x nx,
- * row-major), r - K (x - x_ref) (x_ref NULL: zero), then the controller's (NULL: none),
+ * row-major), r - K (x - x_ref) (x_ref NULL: zero) by the model's feedback function
+ * (CG_ERR_INPUT for a descriptor without one), then the controller's (NULL: none),
  * which may overwrite r (cg_model.h's cg_controller_fn). K and data are read, not copied
  * (x_ref is read here, once); set them before the first step (the derivative at the start is evaluated again,
  * with its status returned). A non-finite input ends the run with CG_ERR_CONTROL. The

@@ -9,7 +9,7 @@
 
 /* ---- evaluations ---- */
 
-/* specified inputs at time t from the table: held or linearly interpolated */
+/* specified inputs at time t from the table into s->r: held or linearly interpolated */
 CG_API void cg_inputs_at(cg_integrator *s, double t)
 {
     const int nr = CG_SM(s)->nr;
@@ -33,37 +33,37 @@ CG_API void cg_inputs_at(cg_integrator *s, double t)
     }
 }
 
-/* the feedback at (t, x) on the table's inputs in s->r: r - K (x - x_ref), then the
-   controller; CG_ERR_CONTROL where it gives a non-finite input */
-CG_ALWAYS_INLINE int cg_feedback(cg_integrator *s, double t, const double *x)
+/* the inputs at (t, x) into s->r. Open loop, a constant r (a table of one row) stays
+   in s->r from cg_integrator_init. With K, r = r_ref + K x_ref - K x by the model's
+   own law (cg_model's feedback, its sizes compiled in), whose c = r_ref + K x_ref is
+   formed once when r_ref is a constant; then the controller; CG_ERR_CONTROL where they
+   give a non-finite input */
+CG_ALWAYS_INLINE int cg_inputs_inline(cg_integrator *s, double t, const double *x)
 {
-    const int nr = CG_SM(s)->nr, nx = CG_NX(s);
-    double *r = s->r, z = 0.0;
-    int i, j;
-    if (s->K) {                      /* r + K x_ref - K x, K x_ref formed once (kxref) */
-        for (i = 0; i < nr; i++) {   /* four partial sums: short chains of additions */
-            const double *CG_RESTRICT k = s->K + i * nx;
-            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
-            for (j = 0; j + 3 < nx; j += 4) {
-                a0 += k[j] * x[j];
-                a1 += k[j + 1] * x[j + 1];
-                a2 += k[j + 2] * x[j + 2];
-                a3 += k[j + 3] * x[j + 3];
-            }
-            for (; j < nx; j++) a0 += k[j] * x[j];
-            r[i] += s->kxref[i] - ((a0 + a1) + (a2 + a3));
-        }
+    const cg_model *m = CG_SM(s);
+    const int nr = m->nr;
+    double *r = s->r, z;
+    int i;
+    if (!s->K) {                     /* a constant stays, unless a controller wrote on it */
+        if (s->n_table > 1 || s->controller) cg_inputs_at(s, t);
+        if (!s->controller) return CG_OK;
+    } else if (s->n_table > 1) {     /* r_ref from the table at t */
+        double c[CG_LEN(nr)];
+        cg_inputs_at(s, t);
+        for (i = 0; i < nr; i++) c[i] = r[i] + s->law_c[i];
+        m->feedback(x, s->K, c, r);
+    } else {
+        m->feedback(x, s->K, s->law_c, r);
     }
     if (s->controller) s->controller(t, x, s->p, r, s->control_data);
-    for (i = 0; i < nr; i++) z += r[i] * 0.0;           /* NaN for a non-finite input */
+    z = r[0] * 0.0;                  /* NaN for a non-finite input (nr > 0 with a law) */
+    for (i = 1; i < nr; i++) z += r[i] * 0.0;
     return z == 0.0 ? CG_OK : CG_ERR_CONTROL;
 }
 
-/* the inputs at (t, x) into s->r: the table's at t, then the feedback's */
 CG_API int cg_inputs(cg_integrator *s, double t, const double *x)
 {
-    cg_inputs_at(s, t);
-    return s->K || s->controller ? cg_feedback(s, t, x) : CG_OK;
+    return cg_inputs_inline(s, t, x);
 }
 
 /* dx = f(t, x) with the inputs at t, counted; with run-time constraints, the lowest
@@ -73,8 +73,7 @@ CG_API int cg_f(cg_integrator *s, double t, const double *x, double *dx)
     const cg_model *m = CG_SM(s);
     int code;
     s->nfev++;
-    cg_inputs_at(s, t);
-    if ((s->K || s->controller) && (code = cg_feedback(s, t, x)))
+    if ((code = cg_inputs_inline(s, t, x)))             /* a feedback's non-finite input, */
         return cg_all_finite(x, CG_NX(s)) ? code : CG_ERR_OUTPUT;   /* else the overflow */
     if (m->nc) {            /* how near the constraints come to a rank drop */
         double sv[CG_LEN(m->nu)];
