@@ -74,10 +74,11 @@ class _Definitions:
         return s
 
 
-def _tree_inputs(eom):
+def _tree_inputs(eom, extra=()):
     """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W,
-    h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
-    then a named temporary; T[k] the transport into node k (None for a root)."""
+    h, R, r, Q), and the groups extra (name, exprs) among its outputs, whose temporaries
+    start define's (_Definitions); each non-numeric entry then a named temporary; T[k]
+    the transport into node k (None for a root)."""
     tree = eom.tree
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
@@ -90,7 +91,7 @@ def _tree_inputs(eom):
                     where.append((k, name, i))
     qpos = [j for j, e in enumerate(tree.Q) if not sm.sympify(e).is_number]
     prog = make_program(eom, [("qd", list(eom.qdot)), ("base", base),
-                              ("Q", [tree.Q[j] for j in qpos])])
+                              ("Q", [tree.Q[j] for j in qpos]), *extra])
     out = dict(prog.outputs)
     define = _Definitions(prog.temporaries, prog.names)
     vals = {}
@@ -158,10 +159,10 @@ class _Transport:
         out = sm.Matrix(sm.BlockMatrix([[top, right], [right.T, C]]))
         return out.extract(self.prows, self.prows)
 
-    def transposed(self, v):
-        """Xᵀ v on the parent's rows (v on the child's)."""
+    def transposed(self, v, label="Tp"):
+        """Xᵀ v on the parent's rows (v on the child's); label: of its temporaries."""
         full = self._embed(sm.Matrix(v))
-        y = self._named("Tp", sm.Matrix.vstack(self.R.T * full[:3, :], self.R.T * full[3:, :]))
+        y = self._named(label, sm.Matrix.vstack(self.R.T * full[:3, :], self.R.T * full[3:, :]))
         return (sm.Matrix.vstack(y[:3, :] + self.rx * y[3:, :], y[3:, :])).extract(self.prows, [0])
 
     def __call__(self, a):
