@@ -63,37 +63,54 @@ def composite_mass(nodes, S, W, T, define, nu) -> list:
         if nd.parent >= 0:
             if _planar(nd):
                 X = T[k].matrix()
-                Ic[nd.parent] += X.T * Ic[k] * X
+                Ic[nd.parent] += Ic[k] if X.is_Identity else X.T * Ic[k] * X
             else:
                 Ic[nd.parent] += T[k].congruence(Ic[k])
     for k, nd in enumerate(nodes):
         checkpoint()
-        ns = len(nd.speeds)
-        f = Ic[k] * S[k]
-        f = sm.Matrix(f.rows, ns, [define(f"cf{k}_{i}", e) for i, e in enumerate(f)])
-        for a, j in enumerate(nd.speeds):
-            for b, i in enumerate(nd.speeds):
-                if i <= j:
-                    M[j, i] = sm.Add(*[f[r, a] * S[k][r, b] for r in range(f.rows)])
-        below, up = k, nd.parent
+        f = Ic[k] * S[k]               # the joint's force, one column per speed
+        f = [[define(f"cf{k}_{i}_{a}", f[i, a]) for a in range(f.cols)] for i in range(f.rows)]
+        below, up = k, k
         while up >= 0:
-            f = _carried_up(nodes[below], T[below], f, define, f"cf{k}_{up}_", f"cT{k}_{up}_")
+            if up != k:
+                f = _carried_up(nodes[below], T[below], f, define, f"cf{k}_{up}_",
+                                f"cT{k}_{up}_")
+            s_up = S[up]
             for a, j in enumerate(nd.speeds):
                 for b, i in enumerate(nodes[up].speeds):
-                    M[max(i, j), min(i, j)] = sm.Add(*[f[r, a] * S[up][r, b]
-                                                    for r in range(f.rows)])
+                    if i <= j or up != k:
+                        M[max(i, j), min(i, j)] = _dot([(f[r][a], s_up[r, b])
+                                                        for r in range(len(f))])
             below, up = up, nodes[up].parent
     return [sm.sympify(M.get((i, j), 0)) for i in range(nu) for j in range(i + 1)]
 
 
-def _carried_up(nd, transport, f, define, label, inner) -> sm.Matrix:
-    """Xᵀ f on the parent's rows, column by column (f on nd's rows), named (label; inner:
-    the transport's own temporaries)."""
-    cols = []
-    for a in range(f.cols):
-        col = f[:, a]
-        up = transport.matrix().T * col if _planar(nd) else \
-            transport.transposed(list(col), f"{inner}{a}_")
-        cols.append(up)
-    out = sm.Matrix.hstack(*cols)
-    return sm.Matrix(out.rows, out.cols, [define(f"{label}{i}", e) for i, e in enumerate(out)])
+def _carried_up(nd, transport, f, define, label, inner) -> list:
+    """Xᵀ f on the parent's rows (f: rows of nd x columns, lists), named (label; inner:
+    the transport's own temporaries). Planar links in plain loops over X's nonzeros (an
+    identity X, as between a chain's particles, leaves f as it is)."""
+    if _planar(nd):
+        X = transport.matrix()
+        if X.is_Identity:
+            return f
+        cols = [[_dot([(X[r, c], f[r][a]) for r in range(X.rows)]) for c in range(X.cols)]
+                for a in range(len(f[0]))]
+    else:
+        cols = [list(transport.transposed([row[a] for row in f], f"{inner}{a}_"))
+                for a in range(len(f[0]))]
+    return [[define(f"{label}{i}_{a}", cols[a][i]) for a in range(len(cols))]
+            for i in range(len(cols[0]))]
+
+
+def _dot(pairs):
+    """Σ a b, zeros and ones folded, built unevaluated: SymPy's flattening of each of
+    the n² entries would cost more than the rest of the program."""
+    terms = []
+    for a, b in pairs:
+        if (a.is_Number and a.is_zero) or (b.is_Number and b.is_zero):
+            continue
+        one_a, one_b = a.is_Number and a == 1, b.is_Number and b == 1
+        terms.append(b if one_a else a if one_b else sm.Mul(a, b, evaluate=False))
+    if not terms:
+        return sm.S.Zero
+    return terms[0] if len(terms) == 1 else sm.Add(*terms, evaluate=False)

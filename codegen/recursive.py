@@ -201,8 +201,9 @@ def _inward(nodes, S, W, h, Q, T, define):
         if nd.parent >= 0:
             if one:
                 X = T[k].matrix()
-                Iacc[nd.parent] += X.T * It * X
-                pacc[nd.parent] += X.T * pt
+                identity = X.is_Identity      # a chain of particles: nothing to multiply
+                Iacc[nd.parent] += It if identity else X.T * It * X
+                pacc[nd.parent] += pt if identity else X.T * pt
             else:
                 Iacc[nd.parent] += T[k].congruence(It)
                 pacc[nd.parent] += T[k].transposed(

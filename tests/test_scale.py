@@ -141,3 +141,82 @@ def test_point_at_its_parent_is_composed():
         inline[item.symbol] = item.expr.xreplace(inline)
     assert sm.simplify(eq.M[0, 0].xreplace(inline) - m * l**2) == 0
     assert sm.simplify(eq.F[0].xreplace(inline) + g * l * m * sm.cos(eq.q[0])) == 0
+
+
+# -- the mass matrix of a tree by the composite-rigid-body algorithm ----------------------
+
+@pytest.fixture(scope="module")
+def composite_models(tmp_path_factory, monkeypatch_module):
+    """The 6-link pendulum on a cart and the 3-D chain of three bodies, built with the
+    composite-rigid-body M whatever their size (plan.COMPARE_LIMIT 0): (model, mod, ga)."""
+    import codegen.plan as plan
+    monkeypatch_module.setattr(plan, "COMPARE_LIMIT", 0)
+    out = tmp_path_factory.mktemp("composite")
+    built = {}
+    for label, model in (("pendulum6", ex.n_pendulum_on_cart(6)),
+                         ("chain3", ex.spatial_chain(3))):
+        ga = GibbsAppellMethod(**model.kwargs)
+        mod = generate(ga, f"crba_{label}", output_dir=out, jacobian=True)
+        built[label] = (model, mod, ga)
+    return built
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def _kane_mass(model, mod, x):
+    """KanesMethod's mass matrix of the model at state x, in floats."""
+    import sympy.physics.mechanics as me
+    km = me.KanesMethod(**model.kwargs)
+    km.kanes_equations(model.bodies, model.loads)
+    by_name = {str(s): s for s in km.mass_matrix.free_symbols}
+    at = {by_name[c]: model.parameter_values[c] for c in mod.constants if c in by_name}
+    at.update(zip(list(km.q) + list(km.u), x))
+    return np.array(km.mass_matrix.xreplace(at).evalf(), dtype=float)
+
+
+@pytest.mark.parametrize("label", ["pendulum6", "chain3"])
+def test_composite_mass_matrix_equals_kanes(composite_models, label):
+    """The compiled M of a tree (the composite-rigid-body program, no symbolic M formed
+    in the build) equals KanesMethod's at two random states to 1e-12, and the build
+    left the formulation's M unformed."""
+    model, mod, ga = composite_models[label]
+    assert not ga._handoff().ga.M.formed
+    p = mod.parameters(model.parameter_values)
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        x = rng.uniform(-1.2, 1.2, mod.nx)
+        r = np.zeros(len(mod.specifieds))
+        ours, theirs = mod.mass_matrix(0.0, x, p, r), _kane_mass(model, mod, x)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * abs(theirs).max())
+
+
+def test_composite_pendulum_against_pinocchio(composite_models):
+    """The same M against pin.crba on the chain built in Pinocchio (relative angles:
+    M_abs = L⁻ᵀ M_rel L⁻¹), and the Jacobian, which factors it, against
+    computeABADerivatives."""
+    pytest.importorskip("pinocchio")
+    from codegen.bench.jacobian import _pinocchio, derivatives_difference
+    from codegen.bench.simulate import to_relative
+    model, mod, _ = composite_models["pendulum6"]
+    n = 6
+    pin, pm, data = _pinocchio(n, model.parameter_values)
+    p = mod.parameters(model.parameter_values)
+    x = np.random.default_rng(3).uniform(-1, 1, mod.nx)
+    r = np.array([0.4])
+    q, v = to_relative(x, n)
+    Mrel = pin.crba(pm, data, q)
+    Mrel = np.triu(Mrel) + np.triu(Mrel, 1).T
+    L = np.tril(np.ones((n + 1, n + 1)))
+    L[1:, 0] = 0.0
+    Li = np.linalg.inv(L)
+    theirs = Li.T @ Mrel @ Li
+    np.testing.assert_allclose(mod.mass_matrix(0.0, x, p, r), theirs, rtol=1e-12,
+                               atol=1e-12 * abs(theirs).max())
+    tau = np.zeros(n + 1)
+    tau[0] = r[0]
+    assert derivatives_difference(mod.jacobian(0.0, x, p, r), pin, pm, data, q, v, tau) < 1e-9
