@@ -74,11 +74,10 @@ class _Definitions:
         return s
 
 
-def _tree_inputs(eom, extra=()):
+def _tree_inputs(eom):
     """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W,
-    h, R, r, Q), and the groups extra (name, exprs) among its outputs, whose temporaries
-    start define's (_Definitions); each non-numeric entry then a named temporary; T[k]
-    the transport into node k (None for a root)."""
+    h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
+    then a named temporary; T[k] the transport into node k (None for a root)."""
     tree = eom.tree
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
@@ -91,7 +90,7 @@ def _tree_inputs(eom, extra=()):
                     where.append((k, name, i))
     qpos = [j for j, e in enumerate(tree.Q) if not sm.sympify(e).is_number]
     prog = make_program(eom, [("qd", list(eom.qdot)), ("base", base),
-                              ("Q", [tree.Q[j] for j in qpos]), *extra])
+                              ("Q", [tree.Q[j] for j in qpos])])
     out = dict(prog.outputs)
     define = _Definitions(prog.temporaries, prog.names)
     vals = {}
