@@ -30,10 +30,10 @@ def _flat(matrix) -> list:
 # the operations, 0.75 and 0.49 times the time).
 TREE_OPERATION_COST = 1.25
 
-# Up to this many speeds a tree's symbolic M is cheap to form, and its CSE sometimes
-# finds a shorter program than the composite-rigid-body algorithm (a 3-D chain of two
-# spherical joints: 869 operations against 1,027; the humanoid's 20 speeds: 5,688
-# against 5,900): the shorter is kept. Above it M is never formed.
+# Up to this many speeds a tree's symbolic M is cheap to form, and its CSE can find a
+# shorter eval program than the composite-rigid-body algorithm's (codegen.composite;
+# the HyQ's four legs: 1,756 operations against 2,138): the shorter is kept, and the
+# recursion is weighed against the formulation's M as before. Above it M is not formed.
 COMPARE_LIMIT = 20
 
 
@@ -52,8 +52,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
       the articulated-body recursion (see recursive.py); for rigid bodies under
       recursive=None only when its program, its operations weighted by
-      TREE_OPERATION_COST, has fewer operations than the eval program and the
-      dense solve together; otherwise
+      TREE_OPERATION_COST, has fewer operations than the formulation's eval program
+      and the dense solve together (above COMPARE_LIMIT speeds, where the
+      formulation's M is not formed, always); otherwise
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
@@ -71,15 +72,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     c = eom.constraints
     programs = {}
     composite = eval_program(eom)         # a tree's M by its program: eom.M is not read
-    if composite is not None and nu <= COMPARE_LIMIT:
-        dense = make_program(eom, [("qd", list(eom.qdot)), (
-            "M", [eom.M[i, j] for i in range(nu) for j in range(i + 1)]), ("F", list(eom.F))])
-        if dense.operation_count < composite.operation_count:
-            composite = dense
-    if composite is not None:
-        programs["eval"] = composite
-        mass = dict(composite.outputs)["M"]
-    else:
+    dense = None                          # the eval program of the formulation's M and F
+    if composite is None or nu <= COMPARE_LIMIT:
         if eom.symmetric:
             mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
         else:
@@ -90,16 +84,23 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             if c.nh:
                 programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
             programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
-        programs["eval"] = make_program(eom, groups)
+        dense = make_program(eom, groups)
+    else:
+        mass = dict(composite.outputs)["M"]
+    programs["eval"] = composite if dense is None or (
+        composite is not None and composite.operation_count < dense.operation_count) else dense
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
         if tree is not None:      # complete before its size is compared
             check_defined(tree, "tree")
-    if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
+    if eom.symmetric and c is None and (tree is None or (eom.tree.if_smaller and dense)):
+        # the structural zeros of the formulation's M where it is formed (exact, so
+        # the eval program's M, whichever it is, has them too)
         solve = ldl_program(mass, nu, unrolled_limit)
+        # against the formulation's eval, as TREE_OPERATION_COST was measured
         if tree is not None and solve is not None and TREE_OPERATION_COST * tree.operation_count \
-                >= programs["eval"].operation_count + solve.operation_count:
+                >= dense.operation_count + solve.operation_count:
             tree = None          # rigid bodies: the recursion only where it is the less work
     if tree is not None:
         programs["tree"] = tree
