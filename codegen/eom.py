@@ -154,11 +154,11 @@ def _stabilized(c: Constraints, u) -> Constraints:
     return c
 
 
-def mass_expressions(M, tree) -> list:
-    """M's entries, or for a tree whose M is not formed yet (symbolic.LazyMatrix, read
-    only by the public API) the tree's expressions, which hold the same symbols."""
-    if tree is not None and isinstance(M, LazyMatrix) and not M.formed:
-        return tree.expressions()
+def mass_expressions(M) -> list:
+    """M's entries, or where M is not formed yet (symbolic.LazyMatrix: a tree's, which
+    the build does not read) its symbols, known without forming it."""
+    if isinstance(M, LazyMatrix) and not M.formed and M.symbols is not None:
+        return sorted(M.symbols, key=str)
     return list(M)
 
 
@@ -180,7 +180,7 @@ def assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     Baumgarte's terms added to the run-time constraints. names: of the states."""
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
-    exprs = list(qdot) + mass_expressions(M, tree) + list(F) + [item.expr for item in intermediates]
+    exprs = list(qdot) + mass_expressions(M) + list(F) + [item.expr for item in intermediates]
     if constraints is not None:
         constraints = _stabilized(constraints, u)
         exprs += list(constraints.Bdot) + list(constraints.S) + list(constraints.A) + list(constraints.fq)

@@ -245,6 +245,11 @@ def _pair(K1, K2, C, memo):
     return sm.Add(*out)
 
 
+def _key_entries(K) -> list:
+    """The partial velocities' entries of a cell's key (j, γ_j, β_j)."""
+    return [sm.sympify(c) for v in K[1:] if v is not None for c in v]
+
+
 def _monomials(v) -> bool:
     """Every entry a product without sums (a link's partial velocity l sin(q)): their
     products are already expanded."""
@@ -399,7 +404,12 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
                 upper[key] += e
         upper = {key: pythagoras(e, memo) for key, e in upper.items()}
         return sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
-    M = LazyMatrix(mass, (n, n))
+    # the symbols of M's cells, without forming them: those of their keys and coefficients
+    symbols = set().union(*[e.free_symbols for K1, K2, C in pairs
+                            for e in [*C, *_key_entries(K1), *_key_entries(K2)]])
+    for s in shares:
+        symbols |= set().union(*[sm.sympify(e).free_symbols for e in s.M.values()])
+    M = LazyMatrix(mass, (n, n), symbols)
     R = [pythagoras(r, memo) for r in R]
     F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
     return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm,

@@ -88,7 +88,7 @@ class Formed:
             M, F = self.ga.M, self.ga.F[:o, :]
             items, Ars, w = self.intermediates()
             # without nonholonomic constraints M stays unformed until read
-            self._reduced = (items, LazyMatrix(lambda: M[:o, :o], (o, o)), F) \
+            self._reduced = (items, LazyMatrix(lambda: M[:o, :o], (o, o), M.symbols), F) \
                 if self.constraints.nh is None else (items, *project(M[:o, :o], F, Ars, w))
         return self._reduced
 

@@ -296,7 +296,7 @@ def _close_loop(eq: EquationsOfMotion, control: dict, source) -> tuple:
         if loop:
             raise ValueError(f"control law of {variable_name(r)} uses the controlled input "
                              f"{', '.join(loop)}: an algebraic loop")
-    exprs = list(eq.qdot) + mass_expressions(eq.M, eq.tree) + list(eq.F) \
+    exprs = list(eq.qdot) + mass_expressions(eq.M) + list(eq.F) \
         + [i.expr for i in eq.intermediates]
     for r in laws:
         rates = [d for e in exprs for d in e.atoms(sm.Derivative) if d.expr == r]

@@ -208,8 +208,15 @@ class LazyMatrix:
     is n² expressions that cost far more to form than the model's build, which computes
     M by the composite-rigid-body algorithm (codegen.composite) and never reads them."""
 
-    def __init__(self, form, shape: tuple):
+    def __init__(self, form, shape: tuple, symbols=None):
+        """symbols: a superset of the matrix's free symbols, known without forming it."""
         self._form, self.shape, self._value = form, tuple(shape), None
+        self.symbols = symbols
+
+    @property
+    def free_symbols(self) -> set:
+        return set(self.symbols) if self.symbols is not None and not self.formed \
+            else self.value.free_symbols
 
     @property
     def formed(self) -> bool:
@@ -231,7 +238,10 @@ class LazyMatrix:
 
     def xreplace(self, rule) -> "LazyMatrix":
         """Lazily too: the replaced matrix is formed when it is read."""
-        return LazyMatrix(lambda: self.value.xreplace(rule), self.shape)
+        return LazyMatrix(lambda: self.value.xreplace(rule), self.shape,
+                          None if self.symbols is None else
+                          set().union(*[sm.sympify(e).xreplace(rule).free_symbols
+                                        for e in self.symbols]))
 
     def __getitem__(self, key):
         return self.value[key]

@@ -60,14 +60,6 @@ class Tree:
     # points the detection composed (codegen.relative), defined after the formulation
     intermediates: list = field(default_factory=list)
 
-    def expressions(self) -> list:
-        """Every entry of its nodes' s, W, h, R, r and of Q: all M = Σ Gᵀ W G and the
-        recursions are formed from (the symbols a model's unformed M would hold)."""
-        out = list(self.Q)
-        for nd in self.nodes:
-            out += [e for row in nd.s + nd.W + (nd.R or []) for e in row] + nd.h + (nd.r or [])
-        return [sm.sympify(e) for e in out]
-
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
             why: list | None = None) -> Tree | None:
