@@ -27,7 +27,7 @@ from sympy.core.function import AppliedUndef
 from sympy.physics.vector import dynamicsymbols
 
 from .formulation import pythagoras
-from .symbolic import memo_xreplace, vanishes
+from .symbolic import LazyMatrix, memo_xreplace, vanishes
 
 __all__ = ["EquationsOfMotion", "Constraints", "equations_of", "assemble", "variable_name",
            "BAUMGARTE_ALPHA", "BAUMGARTE_BETA", "DEFAULTS"]
@@ -77,7 +77,7 @@ class EquationsOfMotion:
     q: list                    # plain symbols of the coordinates
     u: list                    # plain symbols of the speeds the state carries
     qdot: list                 # expressions
-    M: sm.Matrix
+    M: sm.Matrix               # or a symbolic.LazyMatrix, formed when read (a tree's)
     F: sm.Matrix
     symmetric: bool            # M is symmetric (solved by LDL^T, else LU)
     constants: list            # plain symbols, in the order of p
@@ -154,6 +154,14 @@ def _stabilized(c: Constraints, u) -> Constraints:
     return c
 
 
+def mass_expressions(M) -> list:
+    """M's entries, or where M is not formed yet (symbolic.LazyMatrix: a tree's, which
+    the build does not read) its symbols, known without forming it."""
+    if isinstance(M, LazyMatrix) and not M.formed and M.symbols is not None:
+        return sorted(M.symbols, key=str)
+    return list(M)
+
+
 def _refuse_duplicates(items, what):
     seen, twice = set(), []
     for item in items:
@@ -172,7 +180,7 @@ def assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     Baumgarte's terms added to the run-time constraints. names: of the states."""
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
-    exprs = list(qdot) + list(M) + list(F) + [item.expr for item in intermediates]
+    exprs = list(qdot) + mass_expressions(M) + list(F) + [item.expr for item in intermediates]
     if constraints is not None:
         constraints = _stabilized(constraints, u)
         exprs += list(constraints.Bdot) + list(constraints.S) + list(constraints.A) + list(constraints.fq)

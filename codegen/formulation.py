@@ -46,7 +46,7 @@ from .program import operation_count
 from .progress import checkpoint
 from .relative import NotRelative, RelativeMotions
 from .sharing import SharedSums
-from .symbolic import vanishes
+from .symbolic import LazyMatrix, vanishes
 from .vec3 import add, cross, dot, matvec
 
 __all__ = ["GibbsAppell", "form", "check_bodies", "check_loads", "generalized_forces",
@@ -113,7 +113,7 @@ def varying_inertia_loads(bodies, N: ReferenceFrame) -> list:
 @dataclass
 class GibbsAppell:
     """M, F and Q over ``Kinematics.speeds`` (auxiliary speeds zero), on plain symbols."""
-    M: sm.Matrix            # d2S/du'2, symmetric
+    M: LazyMatrix           # d2S/du'2, symmetric, formed on first use
     F: sm.Matrix            # Q - R
     Q: sm.Matrix            # generalized active forces
     R: sm.Matrix            # dS/du' at u' = 0 (Kane's generalized inertia forces, negated, at u' = 0)
@@ -245,6 +245,11 @@ def _pair(K1, K2, C, memo):
     return sm.Add(*out)
 
 
+def _key_entries(K) -> list:
+    """The partial velocities' entries of a cell's key (j, γ_j, β_j)."""
+    return [sm.sympify(c) for v in K[1:] if v is not None for c in v]
+
+
 def _monomials(v) -> bool:
     """Every entry a product without sums (a link's partial velocity l sin(q)): their
     products are already expanded."""
@@ -373,24 +378,38 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
         b = _body_terms(fm, body)
         terms.append(b)
         _add_body(b, sums)
-    cells_M = [[[] for _ in range(n)] for _ in range(n)]       # upper triangle
+    pairs = []                                                # the cells of M, formed lazily
     cells_R = [[] for _ in range(n)]                          # dS/du'_j at u' = 0
     for cell, C in sums.totals().items():
         if cell[0] == "M":
-            (j, *_), (k, *_) = cell[1], cell[2]
-            cells_M[min(j, k)][max(j, k)].append(_pair(cell[1], cell[2], C, memo))
+            pairs.append((cell[1], cell[2], C))
         else:
             cells_R[cell[1][0]].append(_single(cell[1], C))
     Q = generalized_forces(fm, loads, n)
-    upper = {(j, k): sm.Add(*cells_M[j][k]) for j in range(n) for k in range(j, n)}
     R = [sm.Add(*cells_R[j]) for j in range(n)]
     for s in shares:
-        for key, e in s.M.items():
-            upper[key] += e
         R = [r + e for r, e in zip(R, s.R)]
         Q = [q + e for q, e in zip(Q, s.Q)]
-    upper = {key: pythagoras(e, memo) for key, e in upper.items()}
-    M = sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
+
+    def mass() -> sm.Matrix:
+        """M from its cells: n² expressions, formed only where read (not by the build of
+        a tree of bodies, codegen.composite)."""
+        cells = [[[] for _ in range(n)] for _ in range(n)]       # upper triangle
+        for K1, K2, C in pairs:
+            j, k = K1[0], K2[0]
+            cells[min(j, k)][max(j, k)].append(_pair(K1, K2, C, memo))
+        upper = {(j, k): sm.Add(*cells[j][k]) for j in range(n) for k in range(j, n)}
+        for s in shares:
+            for key, e in s.M.items():
+                upper[key] += e
+        upper = {key: pythagoras(e, memo) for key, e in upper.items()}
+        return sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
+    # the symbols of M's cells, without forming them: those of their keys and coefficients
+    symbols = set().union(*[e.free_symbols for K1, K2, C in pairs
+                            for e in [*C, *_key_entries(K1), *_key_entries(K2)]])
+    for s in shares:
+        symbols |= set().union(*[sm.sympify(e).free_symbols for e in s.M.values()])
+    M = LazyMatrix(mass, (n, n), symbols)
     R = [pythagoras(r, memo) for r in R]
     F = sm.Matrix([pythagoras(Q[j] - R[j], memo) for j in range(n)])
     return GibbsAppell(M=M, F=F, Q=sm.Matrix(Q), R=sm.Matrix(R), terms=terms, motions=fm,

@@ -27,6 +27,7 @@ from .eom import Constraints, EquationsOfMotion, assemble, variable_name
 from .flexible.body import FlexibleBody
 from .formulation import GibbsAppell
 from .kinematics import Kinematics
+from .symbolic import LazyMatrix
 from .tree import tree_of_bodies
 
 __all__ = ["Formed", "ORIGIN"]
@@ -84,10 +85,11 @@ class Formed:
         """(intermediates, M_r, F_r) over the independent speeds, on plain symbols."""
         if self._reduced is None:
             o = len(self.kin.us)
-            M, F = self.ga.M[:o, :o], self.ga.F[:o, :]
+            M, F = self.ga.M, self.ga.F[:o, :]
             items, Ars, w = self.intermediates()
-            self._reduced = (items, M, F) if self.constraints.nh is None else \
-                (items, *project(M, F, Ars, w))
+            # without nonholonomic constraints M stays unformed until read
+            self._reduced = (items, LazyMatrix(lambda: M[:o, :o], (o, o), M.symbols), F) \
+                if self.constraints.nh is None else (items, *project(M[:o, :o], F, Ars, w))
         return self._reduced
 
     def tree(self, recursive=None):

@@ -29,7 +29,7 @@ from .program import Input, Program, live_temporaries
 # the forward recursion's inputs and transports, shared
 from .recursive import _carried, _planar, _tree_inputs
 
-__all__ = ["inverse_program"]
+__all__ = ["inverse_program", "newton_euler"]
 
 
 def inverse_program(eom, with_qd: bool = False) -> Program | None:
@@ -49,6 +49,23 @@ def _newton_euler(eom, with_qd) -> Program:
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")
+    tau = newton_euler(nodes, S, W, h, Q, T, define, ud)
+    outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
+    temps = live_temporaries(define.temps, outputs)
+    used = set()
+    for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
+        used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
+    read = {define.names[o] for o in used if o in define.names}
+    inputs = [i for i in prog.inputs if i.name in read]       # q' alone needs the others
+    inputs += [Input(f"cg_ud{j}", "ud", j, f"ud[{j}]") for j, s in enumerate(ud) if s in used]
+    return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
+
+
+def newton_euler(nodes, S, W, h, Q, T, define, ud) -> list:
+    """tau = M ud - F by the outward and inward passes over the tree's nodes (its
+    subspaces S, inertias W, biases h, forces Q and transports T, codegen.recursive's
+    _tree_inputs), each new quantity named through define; ud: symbols, or zeros for
+    -F (codegen.composite)."""
     children = {nd.parent for nd in nodes}
     # outward: the accelerations linear in u', and each body's wrench
     A, f = [None] * len(nodes), [None] * len(nodes)
@@ -59,7 +76,7 @@ def _newton_euler(eom, with_qd) -> Program:
         A[k] = Ak
         f[k] = W[k] * Ak + sm.Matrix(h[k])
     # inward: each joint's share, then its wrench carried to the parent
-    tau = [None] * eom.nu
+    tau = [None] * len(Q)
     for k in reversed(range(len(nodes))):
         nd = nodes[k]
         fk = sm.Matrix([define(f"if{k}_{i}", v) for i, v in enumerate(f[k])])
@@ -68,12 +85,4 @@ def _newton_euler(eom, with_qd) -> Program:
         if nd.parent >= 0:
             carried = T[k].matrix().T * fk if _planar(nd) else T[k].transposed(list(fk))
             f[nd.parent] += carried
-    outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
-    temps = live_temporaries(define.temps, outputs)
-    used = set()
-    for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
-        used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
-    read = {define.names[o] for o in used if o in define.names}
-    inputs = [i for i in prog.inputs if i.name in read]       # q' alone needs the others
-    inputs += [Input(f"cg_ud{j}", "ud", j, f"ud[{j}]") for j, s in enumerate(ud) if s in used]
-    return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
+    return tau

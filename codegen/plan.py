@@ -8,13 +8,14 @@ them imports this module.
 from __future__ import annotations
 
 from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
+from .composite import eval_program
 from .eom import EquationsOfMotion
 from .inverse import inverse_program
 from .program import check_defined, make_program
 from .recursive import tree_program
 from .solve import ldl_program
 
-__all__ = ["build_programs", "TREE_OPERATION_COST"]
+__all__ = ["build_programs", "TREE_OPERATION_COST", "COMPARE_LIMIT"]
 
 
 def _flat(matrix) -> list:
@@ -29,6 +30,12 @@ def _flat(matrix) -> list:
 # the operations, 0.75 and 0.49 times the time).
 TREE_OPERATION_COST = 1.25
 
+# Up to this many speeds a tree's symbolic M is cheap to form, and its CSE can find a
+# shorter eval program than the composite-rigid-body algorithm's (codegen.composite;
+# the HyQ's four legs: 1,756 operations against 2,138): the shorter is kept, and the
+# recursion is weighed against the formulation's M as before. Above it M is not formed.
+COMPARE_LIMIT = 20
+
 
 def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool | None,
                    parameter_jacobian: bool) -> dict:
@@ -36,7 +43,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     codegen.options.Options).
 
     - "eval": q' (qd), the mass matrix (M: packed lower triangle if symmetric,
-      else full row-major) and F, and with run-time constraints also their
+      else full row-major; over a tree of bodies without run-time constraints, by the
+      composite-rigid-body algorithm, codegen.composite) and F, and with run-time constraints also their
       matrix A (row-major), B' (Bd) and Baumgarte's term S of A u' = B' + S:
       everything the right-hand side needs, in one CSE;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
@@ -44,8 +52,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
       the articulated-body recursion (see recursive.py); for rigid bodies under
       recursive=None only when its program, its operations weighted by
-      TREE_OPERATION_COST, has fewer operations than the eval program and the
-      dense solve together; otherwise
+      TREE_OPERATION_COST, has fewer operations than the formulation's eval program
+      and the dense solve together (above COMPARE_LIMIT speeds, where the
+      formulation's M is not formed, always); otherwise
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
@@ -60,28 +69,38 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       the model's intermediates they use.
     """
     nu = eom.nu
-    if eom.symmetric:
-        mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
-    else:
-        mass = _flat(eom.M)
-    groups = [("qd", list(eom.qdot)), ("M", mass), ("F", list(eom.F))]
     c = eom.constraints
     programs = {}
-    if c is not None:
-        groups += [("A", _flat(c.A)), ("Bd", list(c.Bdot)), ("S", list(c.S))]
-        if c.nh:
-            programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
-        programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
-    programs["eval"] = make_program(eom, groups)
+    composite = eval_program(eom)         # a tree's M by its program: eom.M is not read
+    dense = None                          # the eval program of the formulation's M and F
+    if composite is None or nu <= COMPARE_LIMIT:
+        if eom.symmetric:
+            mass = [eom.M[i, j] for i in range(nu) for j in range(i + 1)]
+        else:
+            mass = _flat(eom.M)
+        groups = [("qd", list(eom.qdot)), ("M", mass), ("F", list(eom.F))]
+        if c is not None:
+            groups += [("A", _flat(c.A)), ("Bd", list(c.Bdot)), ("S", list(c.S))]
+            if c.nh:
+                programs["position"] = make_program(eom, [("f", list(c.f)), ("fq", _flat(c.fq))])
+            programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
+        dense = make_program(eom, groups)
+    else:
+        mass = dict(composite.outputs)["M"]
+    programs["eval"] = composite if dense is None or (
+        composite is not None and composite.operation_count < dense.operation_count) else dense
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
         if tree is not None:      # complete before its size is compared
             check_defined(tree, "tree")
-    if eom.symmetric and c is None and (tree is None or eom.tree.if_smaller):
+    if eom.symmetric and c is None and (tree is None or (eom.tree.if_smaller and dense)):
+        # the structural zeros of the formulation's M where it is formed (exact, so
+        # the eval program's M, whichever it is, has them too)
         solve = ldl_program(mass, nu, unrolled_limit)
+        # against the formulation's eval, as TREE_OPERATION_COST was measured
         if tree is not None and solve is not None and TREE_OPERATION_COST * tree.operation_count \
-                >= programs["eval"].operation_count + solve.operation_count:
+                >= dense.operation_count + solve.operation_count:
             tree = None          # rigid bodies: the recursion only where it is the less work
     if tree is not None:
         programs["tree"] = tree

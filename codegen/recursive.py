@@ -158,10 +158,10 @@ class _Transport:
         out = sm.Matrix(sm.BlockMatrix([[top, right], [right.T, C]]))
         return out.extract(self.prows, self.prows)
 
-    def transposed(self, v):
-        """Xᵀ v on the parent's rows (v on the child's)."""
+    def transposed(self, v, label="Tp"):
+        """Xᵀ v on the parent's rows (v on the child's); label: of its temporaries."""
         full = self._embed(sm.Matrix(v))
-        y = self._named("Tp", sm.Matrix.vstack(self.R.T * full[:3, :], self.R.T * full[3:, :]))
+        y = self._named(label, sm.Matrix.vstack(self.R.T * full[:3, :], self.R.T * full[3:, :]))
         return (sm.Matrix.vstack(y[:3, :] + self.rx * y[3:, :], y[3:, :])).extract(self.prows, [0])
 
     def __call__(self, a):
@@ -200,8 +200,9 @@ def _inward(nodes, S, W, h, Q, T, define):
         if nd.parent >= 0:
             if one:
                 X = T[k].matrix()
-                Iacc[nd.parent] += X.T * It * X
-                pacc[nd.parent] += X.T * pt
+                identity = X.is_Identity      # a chain of particles: nothing to multiply
+                Iacc[nd.parent] += It if identity else X.T * It * X
+                pacc[nd.parent] += pt if identity else X.T * pt
             else:
                 Iacc[nd.parent] += T[k].congruence(It)
                 pacc[nd.parent] += T[k].transposed(

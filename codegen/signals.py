@@ -33,7 +33,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 from sympy.physics.vector import Vector
 
-from .eom import EquationsOfMotion, variable_name
+from .eom import EquationsOfMotion, mass_expressions, variable_name
 
 __all__ = ["Signals", "Output", "Event", "Impact", "attach", "potential_energy", "READY",
            "entry_names", "shapes_of"]
@@ -296,7 +296,8 @@ def _close_loop(eq: EquationsOfMotion, control: dict, source) -> tuple:
         if loop:
             raise ValueError(f"control law of {variable_name(r)} uses the controlled input "
                              f"{', '.join(loop)}: an algebraic loop")
-    exprs = list(eq.qdot) + list(eq.M) + list(eq.F) + [i.expr for i in eq.intermediates]
+    exprs = list(eq.qdot) + mass_expressions(eq.M) + list(eq.F) \
+        + [i.expr for i in eq.intermediates]
     for r in laws:
         rates = [d for e in exprs for d in e.atoms(sm.Derivative) if d.expr == r]
         if rates:

@@ -8,6 +8,8 @@
   a symmetric or singular matrix) are decided at such points instead of by
   simplification: ``vanishes`` is the one test "these expressions are zero",
   ``probe_matrix`` gives a matrix and a rank tolerance there.
+- ``LazyMatrix``: a matrix formed on first use (the formulation's mass
+  matrix, which the build of a tree of bodies never reads).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 __all__ = ["memo_xreplace", "dag_atoms", "numeric_probe", "generic_values", "vanishes",
-           "probe_matrix", "evaluate", "as_number", "VANISH_TOL"]
+           "probe_matrix", "evaluate", "as_number", "VANISH_TOL", "LazyMatrix"]
 
 #: |value| at or below this (times the size of its terms, for relative tests) is zero
 VANISH_TOL = 1e-9
@@ -198,3 +200,73 @@ def probe_matrix(K: sm.Matrix, point: int = 0):
     if not np.all(np.isfinite(Kn)):
         return None
     return Kn, 1e-10 * max(scale, 1e-300) * max(K.rows, 1)
+
+
+class LazyMatrix:
+    """A SymPy matrix formed by form() on first use, then read like the matrix itself
+    (indexing, iteration, its attributes and methods). The mass matrix of a large tree
+    is n² expressions that cost far more to form than the model's build, which computes
+    M by the composite-rigid-body algorithm (codegen.composite) and never reads them."""
+
+    def __init__(self, form, shape: tuple, symbols=None):
+        """symbols: a superset of the matrix's free symbols, known without forming it."""
+        self._form, self.shape, self._value = form, tuple(shape), None
+        self.symbols = symbols
+
+    @property
+    def free_symbols(self) -> set:
+        return set(self.symbols) if self.symbols is not None and not self.formed \
+            else self.value.free_symbols
+
+    @property
+    def formed(self) -> bool:
+        return self._value is not None
+
+    @property
+    def value(self) -> sm.Matrix:
+        if self._value is None:
+            self._value, self._form = self._form(), None
+        return self._value
+
+    @property
+    def rows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def cols(self) -> int:
+        return self.shape[1]
+
+    def xreplace(self, rule) -> "LazyMatrix":
+        """Lazily too: the replaced matrix is formed when it is read."""
+        return LazyMatrix(lambda: self.value.xreplace(rule), self.shape,
+                          None if self.symbols is None else
+                          set().union(*[sm.sympify(e).xreplace(rule).free_symbols
+                                        for e in self.symbols]))
+
+    def __getitem__(self, key):
+        return self.value[key]
+
+    def __iter__(self):
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __eq__(self, other):
+        return self.value == (other.value if isinstance(other, LazyMatrix) else other)
+
+    __hash__ = None
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_form", "_value"):
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+    def _sympy_(self):
+        return self.value
+
+    def __array__(self, dtype=None, copy=None):     # sm.Matrix(lazy), np.array(lazy)
+        return np.array(self.value.tolist(), dtype=dtype or object)
+
+    def __repr__(self) -> str:
+        return repr(self.value)

@@ -213,10 +213,11 @@ def skew(r) -> sm.Matrix:
 
 def spatial_transform(R, r) -> sm.Matrix:
     """X = [[R, 0], [-R r×, R]]: (ω; v) of a body from its parent's, v_k = R (v_p + ω_p × r)."""
-    X = sm.zeros(6, 6)
-    X[:3, :3] = X[3:, 3:] = R
-    X[3:, :3] = -R * skew(r)
-    return X
+    R = sm.Matrix(R)
+    B = -skew(r) if R.is_Identity else -R * skew(r)             # particles: R = 1
+    zero = [sm.S.Zero] * 3
+    return sm.Matrix([list(R.row(i)) + zero for i in range(3)]
+                     + [list(B.row(i)) + list(R.row(i)) for i in range(3)])
 
 
 def _fixed_points(body) -> list:

@@ -141,3 +141,91 @@ def test_point_at_its_parent_is_composed():
         inline[item.symbol] = item.expr.xreplace(inline)
     assert sm.simplify(eq.M[0, 0].xreplace(inline) - m * l**2) == 0
     assert sm.simplify(eq.F[0].xreplace(inline) + g * l * m * sm.cos(eq.q[0])) == 0
+
+
+# -- the mass matrix of a tree by the composite-rigid-body algorithm ----------------------
+
+def _run(program, arrays):
+    """A Program's outputs {array: [float]} at the input arrays {name: values}, each
+    temporary substituted in turn (SymPy evaluates sin and cos of the floats)."""
+    by_name = {n: o for o, n in program.names.items()}
+    env = {by_name[i.name]: sm.Float(arrays[i.array][i.index]) for i in program.inputs}
+    for s, e in program.temporaries:
+        env[s] = e.xreplace(env)
+    return {array: [float(sm.sympify(e).xreplace(env)) for e in exprs]
+            for array, exprs in program.outputs}
+
+
+def _kane_mass(model):
+    """KanesMethod's mass matrix of the model as a function of (x, parameter values)."""
+    import sympy.physics.mechanics as me
+    km = me.KanesMethod(**model.kwargs)
+    km.kanes_equations(model.bodies, model.loads)
+    by_name = {str(s): s for s in km.mass_matrix.free_symbols}
+
+    def at(x, values):
+        sub = {by_name[c]: v for c, v in values.items() if c in by_name}
+        sub.update(zip(list(km.q) + list(km.u), x))
+        return np.array(km.mass_matrix.xreplace(sub).evalf(), dtype=float)
+    return at
+
+
+@pytest.mark.parametrize("make", [lambda: ex.n_pendulum_on_cart(6), lambda: ex.spatial_chain(2)],
+                         ids=["pendulum6", "chain2"])
+def test_composite_mass_matrix_equals_kanes(make, monkeypatch):
+    """A tree's M by the composite-rigid-body program (codegen.composite; points and
+    planar transports, rigid bodies and 3-D transports) equals KanesMethod's at two
+    random states to 1e-12; building the programs of a tree above plan.COMPARE_LIMIT
+    speeds leaves the formulation's symbolic M unformed."""
+    import codegen.plan as plan
+    from codegen.build import neutral_equations
+    from codegen.composite import eval_program
+    monkeypatch.setattr(plan, "COMPARE_LIMIT", 0)
+    model = make()
+    eq = neutral_equations(GibbsAppellMethod(**model.kwargs), "crba")
+    programs = plan.build_programs(eq, 8000, False, False)
+    assert not eq.M.formed and programs["eval"].operation_count == \
+        eval_program(eq).operation_count
+    kane = _kane_mass(model)
+    p = [model.parameter_values[str(c)] for c in eq.constants]
+    nu = eq.nu
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        x = rng.uniform(-1.2, 1.2, eq.nq + nu)
+        packed = _run(programs["eval"], {"x": x, "p": p, "r": [0.0] * len(eq.specifieds)})["M"]
+        ours = np.zeros((nu, nu))
+        ours[np.tril_indices(nu)] = packed
+        ours = ours + np.tril(ours, -1).T
+        theirs = kane(x, model.parameter_values)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * abs(theirs).max())
+
+
+def test_composite_pendulum_against_pinocchio(tmp_path, monkeypatch):
+    """Compiled: the 6-link pendulum's M by the composite program against pin.crba on the
+    chain built in Pinocchio (relative angles: M_abs = L⁻ᵀ M_rel L⁻¹), and the Jacobian,
+    which factors it, against computeABADerivatives."""
+    pytest.importorskip("pinocchio")
+    import codegen.plan as plan
+    from codegen.bench.jacobian import _pinocchio, derivatives_difference
+    from codegen.bench.simulate import to_relative
+    monkeypatch.setattr(plan, "COMPARE_LIMIT", 0)
+    n = 6
+    model = ex.n_pendulum_on_cart(n)
+    mod = generate(GibbsAppellMethod(**model.kwargs), "crba_pendulum6", output_dir=tmp_path,
+                   jacobian=True)
+    pin, pm, data = _pinocchio(n, model.parameter_values)
+    p = mod.parameters(model.parameter_values)
+    x = np.random.default_rng(3).uniform(-1, 1, mod.nx)
+    r = np.array([0.4])
+    q, v = to_relative(x, n)
+    Mrel = pin.crba(pm, data, q)
+    Mrel = np.triu(Mrel) + np.triu(Mrel, 1).T
+    L = np.tril(np.ones((n + 1, n + 1)))
+    L[1:, 0] = 0.0
+    Li = np.linalg.inv(L)
+    theirs = Li.T @ Mrel @ Li
+    np.testing.assert_allclose(mod.mass_matrix(0.0, x, p, r), theirs, rtol=1e-12,
+                               atol=1e-12 * abs(theirs).max())
+    tau = np.zeros(n + 1)
+    tau[0] = r[0]
+    assert derivatives_difference(mod.jacobian(0.0, x, p, r), pin, pm, data, q, v, tau) < 1e-9
