@@ -296,12 +296,15 @@ class RelativeMotions(Motions):
         its position's derivative: its rate is then ω × v in each frame, where the
         composed one would differentiate the rotation that carries it to N."""
         vec = P._vel_dict.get(self.N)
-        if not vec:
+        if not vec or len(vec.args) != 1 or vec.args[0][1] == self.N:
+            # one rotating frame (a free body's base): in N, ω × v saves nothing; over
+            # several frames (a chain's v2pt_theory) composing from the parent's named
+            # velocity stays O(1) per point, where the stored sum grows along the chain
             return None
-        qs, parts = set(self.kin.qs), []
+        qs, qt, parts = set(self.kin.qs), tuple(self.kin.q), []
         for comps, G in vec.args:
-            if G not in self._parent:
-                return None
+            if G not in self._parent or any(e.has(*qt) for e in comps):
+                return None      # before converting: a chain's stored velocities are long
             try:
                 c = [self.kin.to_plain(e, f"the velocity of {P}", inputs=False) for e in comps]
             except ValueError:          # an input in it: composed from the position
