@@ -29,8 +29,8 @@ runtime = Extension("codegen._runtime", ["codegen/_runtime.pyx"] + SOURCES,
                     extra_link_args=["-fopenmp"])
 
 setup(
-    packages=["codegen", "codegen.bench", "codegen.animation", "codegen.templates",
-              "codegen.templates.runtime"],
+    packages=["codegen", "codegen.bench", "codegen.animation", "codegen.flexible",
+              "codegen.robots", "codegen.templates", "codegen.templates.runtime"],
     package_dir={"codegen": "codegen", "codegen.templates": "templates",
                  "codegen.templates.runtime": "templates/runtime"},
     # three.js (MIT, its LICENSE beside it) is inlined into every animation page

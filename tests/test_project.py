@@ -52,3 +52,15 @@ def test_main_job_command_runs():
                          cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "Gibbs-Appell function" in out.stdout or "energy" in out.stdout
+
+
+def test_setup_installs_every_package():
+    """Every folder of codegen/ with an __init__.py is in setup.py's packages: an
+    editable install finds a forgotten one, a wheel would silently leave it out."""
+    import ast
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    listed = next(ast.literal_eval(k.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) for k in node.keywords if k.arg == "packages")
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "codegen").rglob("__init__.py")}
+    assert found <= set(listed), sorted(found - set(listed))
