@@ -88,7 +88,7 @@ class RelativeMotions(Motions):
         self._point_parent = {}      # point -> parent in the position tree (None: at rest)
         self._point_frame = {}       # point -> the frame its velocity is composed in
         self._point_index, self._vel = {}, {}
-        self._own = {}               # point -> its stored velocity's parts [(comps, frame)]
+        self._own = {}               # point -> its stored velocity (comps, frame)
         self._wanted = {}
         for b in bodies:
             if is_rigid(b):
@@ -266,7 +266,7 @@ class RelativeMotions(Motions):
                 parts = self._own_velocity(Q)
                 if parts is not None:
                     self._own[Q] = parts
-        own = {Q: [G for _, G in self._own[Q]] for Q in tree if Q in self._own}
+        own = {Q: [self._own[Q][1]] for Q in tree if Q in self._own}
         self._point_frame.update(plan_frames(tree, self._parent, self._wanted, own))
         self._point_parent.update(tree)
         for Q, O in tree.items():        # every stored velocity checked, used or not
@@ -290,7 +290,7 @@ class RelativeMotions(Motions):
         return self._vel[P]
 
     def _own_velocity(self, P):
-        """P's stored velocity in N as [(components, frame)] when its components are free
+        """P's stored velocity in N as (components, frame) when its components are free
         of the coordinates (a free body's velocity in its own frame, whose components are
         speeds), else None. Such a velocity is taken as it is stored, once checked to be
         its position's derivative: its rate is then ω × v in each frame, where the
@@ -301,36 +301,28 @@ class RelativeMotions(Motions):
             # several frames (a chain's v2pt_theory) composing from the parent's named
             # velocity stays O(1) per point, where the stored sum grows along the chain
             return None
-        qs, qt, parts = set(self.kin.qs), tuple(self.kin.q), []
-        for comps, G in vec.args:
-            if G not in self._parent or any(e.has(*qt) for e in comps):
-                return None      # before converting: a chain's stored velocities are long
-            try:
-                c = [self.kin.to_plain(e, f"the velocity of {P}", inputs=False) for e in comps]
-            except ValueError:          # an input in it: composed from the position
-                return None
-            if any(not e.free_symbols.isdisjoint(qs) or e.has(AppliedUndef, sm.Derivative)
-                   for e in c):
-                return None
-            parts.append((c, G))
-        return parts
+        (comps, G), = vec.args
+        if G not in self._parent or any(e.has(*self.kin.q) for e in comps):
+            return None          # checked before converting, which costs more
+        try:
+            c = [self.kin.to_plain(e, f"the velocity of {P}", inputs=False) for e in comps]
+        except ValueError:              # an input in it: composed from the position
+            return None
+        if any(e.has(AppliedUndef, sm.Derivative) for e in c):
+            return None
+        return c, G
 
     def _stored_velocity(self, P, k, X, composed) -> Motion:
         """P's own velocity (_own_velocity) in X with its partials and rate, once composed
         (its value composed from the parent's) agrees with it."""
         self._check(composed, P.vel(self.N), X, f"the velocity of {P}")
         p = len(self.kin.speeds)
-        value, rate, partials = list(_ZERO3), list(_ZERO3), [_ZERO3] * p
-        for c, G in self._own[P]:
-            value = add(value, self.turn(X, G, c))
-            w = self.omega_of(G)
-            rate = add(rate, self.turn(X, G, add([self.kin.dt(e) for e in c], cross(w, c))))
-            dc = [self.kin.jacobian_u(e) for e in c]
-            for j in range(p):
-                own = [dc[i][j] for i in range(3)]
-                if _nonzero(own):
-                    partials[j] = add(partials[j], self.turn(X, G, own))
-        partials = [self._vec(f"vp{k}_{j}", v) if _nonzero(v) else _ZERO3
+        c, G = self._own[P]
+        value = self.turn(X, G, c)
+        rate = self.turn(X, G, add([self.kin.dt(e) for e in c], cross(self.omega_of(G), c)))
+        dc = [self.kin.jacobian_u(e) for e in c]
+        partials = [[dc[i][j] for i in range(3)] for j in range(p)]
+        partials = [self._vec(f"vp{k}_{j}", self.turn(X, G, v)) if _nonzero(v) else _ZERO3
                     for j, v in enumerate(partials)]
         return Motion(self._vec(f"v{k}", value), partials, self._vec(f"dv{k}", rate, INLINE_RATE), X)
 
