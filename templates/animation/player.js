@@ -7,9 +7,11 @@
 //
 // Frame cost: composing the poses takes well under a millisecond; rendering dominates,
 // most of all on software WebGL (SwiftShader), where it is paid per shaded pixel. Hence
-// Lambert shading, closed shapes drawn front faces only, no antialiasing, no kept drawing
-// buffer, equal rods instanced, nothing allocated per frame and the DOM touched only
-// where something changed; and playing at half resolution where that is not enough.
+// Lambert shading evaluated per vertex (three.js's own Lambert lights each pixel, which
+// on SwiftShader costs four times a flat colour), closed shapes drawn front faces only,
+// no antialiasing, no kept drawing buffer, equal rods instanced, nothing allocated per
+// frame and the DOM touched only where something changed; and playing at half resolution
+// where that is not enough.
 const $ = id => document.getElementById(id);
 const fail = e => { $("errors").textContent += "error: " + (e && e.stack || e) + "\n"; };
 
@@ -29,6 +31,8 @@ try {
   const up = new THREE.Vector3(...S.up).normalize();
 
   const renderer = new THREE.WebGLRenderer({antialias: false, powerPreference: "high-performance"});
+  renderer.debug.onShaderError = (gl, program) =>          // three.js only logs it
+    fail("a shader did not compile: " + gl.getProgramInfoLog(program));
   const fullRatio = Math.min(window.devicePixelRatio, 2);
   renderer.setPixelRatio(fullRatio);
   renderer.setSize(window.innerWidth, window.innerHeight);
@@ -40,6 +44,48 @@ try {
   scene.add(hemi);
   const sun = new THREE.DirectionalLight(0xffffff, 1.2);
   scene.add(sun);
+
+  // three.js's MeshLambertMaterial (ambient, hemisphere and directional lights, the same
+  // sums) evaluated at the vertices instead of at every pixel: exact on flat faces (a
+  // box's), Gouraud on curved ones. The colour leaves the vertex already in sRGB, both
+  // faces' colours are carried (a mesh file is drawn from both sides), and a pixel only
+  // picks one: the cheapest shading software WebGL can do.
+  const litVertex = `
+    #include <common>
+    #include <lights_pars_begin>
+    uniform vec3 diffuse;
+    varying vec3 vFront, vBack;
+    vec3 lit(const in vec3 n) {
+      vec3 irradiance = ambientLightColor;
+      #if NUM_HEMI_LIGHTS > 0
+        for (int i = 0; i < NUM_HEMI_LIGHTS; i++)
+          irradiance += getHemisphereLightIrradiance(hemisphereLights[i], n);
+      #endif
+      #if NUM_DIR_LIGHTS > 0
+        for (int i = 0; i < NUM_DIR_LIGHTS; i++)
+          irradiance += saturate(dot(n, directionalLights[i].direction)) * directionalLights[i].color;
+      #endif
+      vec3 c = RECIPROCAL_PI * diffuse * irradiance;      // linear, as three.js's Lambert
+      return mix(pow(c, vec3(0.41666)) * 1.055 - vec3(0.055), c * 12.92,
+                 vec3(lessThanEqual(c, vec3(0.0031308))));   // to sRGB
+    }
+    void main() {
+      #include <beginnormal_vertex>
+      #include <defaultnormal_vertex>
+      #include <begin_vertex>
+      #include <project_vertex>
+      vec3 n = normalize(transformedNormal);
+      vFront = lit(n);
+      vBack = lit(-n);
+    }`;
+  const litFragment = `
+    uniform float opacity;
+    varying vec3 vFront, vBack;
+    void main() { gl_FragColor = vec4(gl_FrontFacing ? vFront : vBack, opacity); }`;
+  const lambert = ({color, opacity = 1, ...options}) => new THREE.ShaderMaterial({
+    lights: true, vertexShader: litVertex, fragmentShader: litFragment, ...options,
+    uniforms: THREE.UniformsUtils.merge([THREE.UniformsLib.lights,
+      {diffuse: {value: new THREE.Color(color)}, opacity: {value: opacity}}])});
 
   // ground grid through the origin, normal to up; world axes at the origin
   const flexible = S.flexible.map(f => ({...f, x: decode(f.nodes, Float32Array)}));
@@ -80,7 +126,7 @@ try {
       geometry.computeVertexNormals();
     }
     // a mesh file may be open: both faces; closed shapes: front faces only
-    const mesh = new THREE.Mesh(geometry, new THREE.MeshLambertMaterial(
+    const mesh = new THREE.Mesh(geometry, lambert(
       {color: o.color, side: o.kind === "mesh" ? THREE.DoubleSide : THREE.FrontSide,
        transparent: o.opacity < 1, opacity: o.opacity, depthWrite: o.opacity === 1}));
     mesh.position.set(...o.offset);
@@ -100,7 +146,7 @@ try {
   const unitRod = new THREE.CylinderGeometry(1, 1, 1, 12);
   const unitBall = new THREE.SphereGeometry(1, 12, 8);
   const instanced = (geometry, color, count) => {
-    const m = new THREE.InstancedMesh(geometry, new THREE.MeshLambertMaterial({color}), count);
+    const m = new THREE.InstancedMesh(geometry, lambert({color}), count);
     m.frustumCulled = false;             // the instances move: no bounds of the geometry's own
     m.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
     m.matrixAutoUpdate = false;
