@@ -569,3 +569,41 @@ def test_fe_node_data_is_drawn_through_evenly_picked_nodes():
     eta = {q: v for q, v in zip(beam.q, (0.2, -0.1))}
     bent = np.array(out[name].subs(eta), dtype=float)
     assert np.allclose(bent[:, 1], beam.modes.shape[picked, 1] @ [0.2, -0.1], atol=1e-12)
+
+
+LAMBERT = """(() => {            // three.js's own Lambert, per pixel, in place of the player's
+  const {THREE, scene, draw} = window.codegen;
+  scene.traverse(o => {
+    const m = o.material;
+    if (m && m.isShaderMaterial) o.material = new THREE.MeshLambertMaterial({
+      color: m.uniforms.diffuse.value, opacity: m.uniforms.opacity.value,
+      transparent: m.transparent, depthWrite: m.depthWrite, side: m.side});
+  });
+  draw();
+  return new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+})()"""
+
+
+@pytest.mark.parametrize("name", ["humanoid", "disk"])
+def test_shading_per_vertex_equals_three_js_lambert(name, animated, browser, tmp_path):
+    """The player lights each vertex with three.js's Lambert sums: on flat faces (the
+    humanoid's boxes) the pixels are three.js's own; on curved ones (the disk's rim) and
+    a mesh seen from both sides (a tetrahedron) they differ by little."""
+    d = animated(name)
+    if name == "humanoid":
+        page = codegen.animate(d["mod"], d["run"], tmp_path / "page.html")
+    else:
+        (tmp_path / "t.obj").write_text(TETRAHEDRON)
+        page = disk_page(animated, tmp_path / "page.html",
+                         more=[Mesh("B", "P", file=tmp_path / "t.obj", color="#208020")])
+    browser.open(page, "t=0.5&hud=0")
+    ours = image(browser.screenshot(tmp_path / "ours.png"))
+    browser.evaluate(LAMBERT)
+    theirs = image(browser.screenshot(tmp_path / "theirs.png"))
+    assert browser.state()["errors"] == ""
+    drawn = (np.abs(ours - ours[0, 0]).sum(axis=2) > 12).sum()
+    diff = np.abs(ours - theirs).max(axis=2)                  # 0-255 per channel
+    assert drawn > 20_000
+    assert (diff > 2).sum() <= 0.002 * drawn, np.bincount(diff.ravel())
+    if name == "humanoid":
+        assert diff.max() <= 2

@@ -322,9 +322,10 @@ try {
   let playing = true, speed = S.speed, last = null;
   const fps = {want: 0, stamps: [], script: []};
   // a renderer too slow for the page (software WebGL: it pays per pixel) plays at half
-  // the resolution once 30 frames' median interval is over 25 ms (under 40 fps); a
-  // paused moment is always drawn at full resolution
-  const pace = {intervals: [], reduced: false};
+  // the resolution once two windows of 30 frames in a row have a median interval over
+  // 25 ms (under 40 fps: not a start that warms up or a moment of load); a paused moment
+  // is always drawn at full resolution
+  const pace = {intervals: [], slow: 0, reduced: false};
   function resolution(reduced) {
     pace.reduced = reduced;
     renderer.setPixelRatio(reduced ? fullRatio / 2 : fullRatio);
@@ -357,7 +358,8 @@ try {
       if (last !== null) {
         pace.intervals.push(stamp - last);
         if (pace.intervals.length === 30) {
-          if (!pace.reduced && median(pace.intervals) > 25) resolution(true);
+          pace.slow = median(pace.intervals) > 25 ? pace.slow + 1 : 0;
+          if (!pace.reduced && pace.slow === 2) resolution(true);
           pace.intervals = [];
         }
         let T = now + speed * (stamp - last) / 1000;
@@ -379,7 +381,7 @@ try {
             pixel_ratio: renderer.getPixelRatio()});
         }
       }
-    } else { last = null; pace.intervals = []; }
+    } else { last = null; pace.intervals = []; pace.slow = 0; }
     requestAnimationFrame(frame);
   }
   window.codegen = {THREE, scene, camera, renderer, pose, draw};
