@@ -53,9 +53,10 @@ def chromium():
 
 class Browser:
     """One headless Chromium with one tab of size (width, height) CSS pixels, device
-    scale 1; use as a context manager."""
+    scale 1; use as a context manager. ``gpu_compositing=True`` composites on SwiftShader
+    too (Chromium's default; for comparison)."""
 
-    def __init__(self, size=(800, 600), timeout_s: float = 120.0):
+    def __init__(self, size=(800, 600), timeout_s: float = 120.0, gpu_compositing=False):
         exe = chromium()
         if exe is None:
             raise FileNotFoundError("Chromium is not installed (apt-get install chromium)")
@@ -72,7 +73,8 @@ class Browser:
             os.dup2(from_w, 4)
         self._proc = subprocess.Popen(
             [exe, "--headless", "--no-sandbox", "--use-angle=swiftshader",
-             "--enable-unsafe-swiftshader", "--disable-gpu-compositing",
+             "--enable-unsafe-swiftshader",
+             *([] if gpu_compositing else ["--disable-gpu-compositing"]),
              "--hide-scrollbars", "--mute-audio",
              "--no-first-run", f"--user-data-dir={self._profile.name}",
              f"--window-size={size[0]},{size[1]}", "--remote-debugging-pipe", "about:blank"],
