@@ -12,7 +12,7 @@ import pytest
 import codegen
 from codegen import GibbsAppellMethod, examples as ex, generate
 from codegen.animation import Box, Cylinder, Mesh, Sphere, generate_animated, pose_outputs
-from codegen.animation.browser import Browser, chromium
+from codegen.animation.browser import Browser, _presented, chromium
 from codegen.animation.shapes import equivalent_box, read_mesh
 
 FPS = 60
@@ -338,7 +338,26 @@ def test_humanoid_page_is_small_and_plays(animated, browser, tmp_path):
     assert state["objects"] == 12 + 20            # 12 boxes, 20 joint links
     times = browser.frame_times(60)
     assert times["frames"] == 60 and np.isfinite(times["median_ms"])
+    assert times["presented"] > 0 and times["pixel_ratio"] in (0.5, 1)   # frames shown
+    again = browser.frame_times(60)                 # the same #fps=60 measures again
+    assert again["frames"] == 60 and again["presented"] > 0
     print(f"humanoid page {page.stat().st_size / 1e6:.2f} MB; frame times {times}")
+
+
+def test_presented_frames_are_counted_from_the_trace():
+    """Only the page's animated frames count (the layer tree with the most of them), and
+    only those shown with its drawing; the rate is over the shown ones' span."""
+    def report(ts, state, pid=7, host=1, animated=True):
+        return {"name": "PipelineReporter", "ph": "b", "ts": ts, "pid": pid, "args": {
+            "frame_reporter": {"state": state, "layer_tree_host_id": host,
+                               "has_main_animation": animated}}}
+    shown, dropped = "STATE_PRESENTED_ALL", "STATE_DROPPED"
+    events = ([report(1e6 + k * 20_000, shown) for k in range(11)]          # 50 per second
+              + [report(1.01e6, dropped), report(1.03e6, "STATE_PRESENTED_PARTIAL")]
+              + [report(5e6, shown, animated=False), report(1e6, shown, pid=8)]
+              + [{"name": "Graphics.Pipeline", "ph": "X", "ts": 0, "pid": 7}])
+    assert _presented(events) == {"presented": 11, "dropped": 1, "presented_fps": 50.0}
+    assert _presented([]) == {"presented": 0, "dropped": 0, "presented_fps": 0.0}
 
 
 def test_particles_and_links(animated, tmp_path):
