@@ -347,7 +347,10 @@ try {
       pose(Number(h.get("t")));
     } else pose(now);
     for (const id of ["hud", "controls"]) $(id).hidden = h.get("hud") === "0";
-    if (h.has("fps")) { fps.want = Number(h.get("fps")); fps.stamps = []; fps.script = []; playing = true; }
+    if (h.has("fps")) {                   // a measurement starts from full resolution
+      fps.want = Number(h.get("fps")); fps.stamps = []; fps.script = []; playing = true;
+      resolution(false); pace.intervals = []; pace.slow = 0;
+    }
     draw();
   }
   window.addEventListener("hashchange", fromHash);
