@@ -8,15 +8,42 @@ writes the example's page (the 12-body humanoid by default: 10 s at 60 frames pe
 second), opens it at 800x600 and plays it ``--rounds`` times, composited in software
 (the browser helper's flags) and, beside it, on SwiftShader (Chromium's default). Each
 round prints the median and mean interval, the frames presented per second, the frames
-dropped and the resolution the page played at; then the median of the rounds' medians.
-A timing on a shared machine is noisy: compare the two lines of one run, not runs."""
+dropped, the resolution the page played at and the CPU time Chromium spent per frame
+(all its processes, Linux); then the medians over the rounds. A timing on a shared
+machine is noisy: compare the two lines of one run, not runs, and the CPU per frame."""
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
+
+
+def cpu_ms(root: int) -> float | None:
+    """The CPU time (user + system, ms) used so far by a process and its descendants
+    (Chromium's renderer, GPU and helper processes), from /proc; None without it.
+    Unlike an interval, CPU per frame hardly changes with the machine's other load."""
+    proc = Path("/proc")
+    if not (proc / str(root) / "stat").exists():
+        return None
+    stats = {}
+    for d in proc.iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue                        # not a process, or one that just ended
+        stats[int(d.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    ticks, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        seen.add(pid)
+        ticks += stats.get(pid, (0, 0))[1]
+        todo += [p for p, (parent, _) in stats.items() if parent == pid and p not in seen]
+    return 1000.0 * ticks / os.sysconf("SC_CLK_TCK")
 
 
 def measure(page, rounds: int, frames: int, gpu_compositing: bool) -> list[dict]:
@@ -25,7 +52,14 @@ def measure(page, rounds: int, frames: int, gpu_compositing: bool) -> list[dict]
         state = browser.open(page, "t=0")
         if state["errors"]:
             raise SystemExit(f"the page reported {state['errors']}")
-        return [browser.frame_times(frames) for _ in range(rounds)]
+        runs = []
+        for _ in range(rounds):
+            before = cpu_ms(browser._proc.pid)
+            times = browser.frame_times(frames)
+            after = cpu_ms(browser._proc.pid)
+            times["cpu_ms"] = None if before is None else (after - before) / frames
+            runs.append(times)
+        return runs
 
 
 def main(argv=None) -> int:
@@ -47,10 +81,13 @@ def main(argv=None) -> int:
             for r in runs:
                 print(f"{label:24s} median {r['median_ms']:5.1f} ms  mean {r['mean_ms']:5.1f} ms"
                       f"  presented {r['presented_fps']:5.1f}/s  dropped {r['dropped']:3d}"
-                      f"  script {r['script_ms']:.1f} ms  pixel ratio {r['pixel_ratio']}")
+                      f"  script {r['script_ms']:.1f} ms  pixel ratio {r['pixel_ratio']}"
+                      + (f"  CPU {r['cpu_ms']:.1f} ms/frame" if r["cpu_ms"] is not None else ""))
             print(f"{label:24s} median of medians "
                   f"{statistics.median(r['median_ms'] for r in runs):.1f} ms, presented "
-                  f"{statistics.median(r['presented_fps'] for r in runs):.1f}/s (median)")
+                  f"{statistics.median(r['presented_fps'] for r in runs):.1f}/s (median)"
+                  + (f", CPU {statistics.median(r['cpu_ms'] for r in runs):.1f} ms/frame"
+                     if runs[0]["cpu_ms"] is not None else ""))
     return 0
 
 
