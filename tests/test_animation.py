@@ -338,9 +338,9 @@ def test_humanoid_page_is_small_and_plays(animated, browser, tmp_path):
     assert state["objects"] == 12 + 20            # 12 boxes, 20 joint links
     times = browser.frame_times(60)
     assert times["frames"] == 60 and np.isfinite(times["median_ms"])
-    assert times["presented"] > 0 and times["pixel_ratio"] in (0.5, 1)   # frames shown
-    again = browser.frame_times(60)                 # the same #fps=60 measures again
-    assert again["frames"] == 60 and again["presented"] > 0
+    assert times["pixel_ratio"] in (0.5, 1)
+    again = browser.frame_times(60, presented=True)   # the same #fps=60 measures again
+    assert again["frames"] == 60 and again["presented"] > 0           # frames were shown
     print(f"humanoid page {page.stat().st_size / 1e6:.2f} MB; frame times {times}")
 
 

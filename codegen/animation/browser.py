@@ -164,15 +164,19 @@ class Browser:
         png.write_bytes(base64.b64decode(data))
         return png
 
-    def frame_times(self, frames: int = 120) -> dict:
+    def frame_times(self, frames: int = 120, presented: bool = False) -> dict:
         """Play in real time and return the page's statistics of ``frames``
         requestAnimationFrame intervals: {"frames", "mean_ms", "median_ms", "p95_ms",
-        "script_ms", "pixel_ratio"}, and from a trace of the same stretch the page's
-        frames Chromium presented with the page's drawing ("presented"), dropped
-        ("dropped") and presented per second ("presented_fps"). A callback whose frame is
-        never shown still counts as an interval: presented_fps is the rate seen."""
+        "script_ms", "pixel_ratio"}. With ``presented``, also from a trace of the same
+        stretch the page's frames Chromium presented with the page's drawing
+        ("presented"), dropped ("dropped") and presented per second ("presented_fps"):
+        a callback whose frame is never shown still counts as an interval. The trace
+        costs CPU (several ms a frame on two cores): time without it."""
         self.evaluate('document.getElementById("frametimes").textContent = ""')
         self.evaluate('location.hash = ""')          # a new #fps=N even if N is the same
+        if not presented:
+            self.show(f"fps={int(frames)}")
+            return self._wait(lambda s: s["frametimes"], "report frame times")["frametimes"]
         self._events = []
         self._send("Tracing.start", {"traceConfig": {"includedCategories": ["benchmark"]},
                                      "transferMode": "ReportEvents"})

@@ -7,9 +7,10 @@ presented (a trace):
 writes the example's page (the 12-body humanoid by default: 10 s at 60 frames per
 second), opens it at 800x600 and plays it ``--rounds`` times, composited in software
 (the browser helper's flags) and, beside it, on SwiftShader (Chromium's default). Each
-round prints the median and mean interval, the frames presented per second, the frames
-dropped, the resolution the page played at and the CPU time Chromium spent per frame
-(all its processes, Linux); then the medians over the rounds. A timing on a shared
+round prints the median and mean interval, the resolution the page played at and the
+CPU time Chromium spent per frame (all its processes, Linux), then, from a second,
+traced stretch, the frames presented per second and dropped; then the medians over
+the rounds. A timing on a shared
 machine is noisy: compare the two lines of one run, not runs, and the CPU per frame."""
 from __future__ import annotations
 
@@ -53,12 +54,13 @@ def measure(page, rounds: int, frames: int, gpu_compositing: bool) -> list[dict]
         if state["errors"]:
             raise SystemExit(f"the page reported {state['errors']}")
         runs = []
-        for _ in range(rounds):
+        for _ in range(rounds):                # timed untraced, then counted traced
             before = cpu_ms(browser._proc.pid)
             times = browser.frame_times(frames)
             after = cpu_ms(browser._proc.pid)
             times["cpu_ms"] = None if before is None else (after - before) / frames
-            runs.append(times)
+            shown = browser.frame_times(frames, presented=True)
+            runs.append(times | {k: shown[k] for k in ("presented_fps", "dropped")})
         return runs
 
 
