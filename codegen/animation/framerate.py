@@ -15,6 +15,7 @@ machine is noisy: compare the two lines of one run, not runs, and the CPU per fr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -75,21 +76,37 @@ def main(argv=None) -> int:
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     with tempfile.TemporaryDirectory() as build:
         page = Path(build) / f"{args.example}.html"
-        cli.main(["animate", args.example, "--seconds", str(args.seconds), "--fps", "60",
-                  "--out", str(page), "--build-dir", build])
-        print(f"page {page.stat().st_size / 1e6:.2f} MB")
-        for label, gpu in (("software compositing", False), ("SwiftShader compositing", True)):
+        with contextlib.redirect_stdout(sys.stderr):      # stdout holds the tables alone
+            cli.main(["animate", args.example, "--seconds", str(args.seconds), "--fps", "60",
+                      "--out", str(page), "--build-dir", build])
+        print(f"The {args.example} page: {page.stat().st_size / 1e6:.2f} MB, {args.seconds:g} s "
+              f"at 60 frames per second, played at 800x600; {args.rounds} rounds of "
+              f"{args.frames} frames each way.")
+        print()
+        print("| compositing | round | median interval [ms] | mean interval [ms] "
+              "| presented [1/s] | dropped | script [ms] | pixel ratio | CPU per frame [ms] |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        summary = []
+        for label, gpu in (("software", False), ("SwiftShader", True)):
             runs = measure(page, args.rounds, args.frames, gpu)
-            for r in runs:
-                print(f"{label:24s} median {r['median_ms']:5.1f} ms  mean {r['mean_ms']:5.1f} ms"
-                      f"  presented {r['presented_fps']:5.1f}/s  dropped {r['dropped']:3d}"
-                      f"  script {r['script_ms']:.1f} ms  pixel ratio {r['pixel_ratio']}"
-                      + (f"  CPU {r['cpu_ms']:.1f} ms/frame" if r["cpu_ms"] is not None else ""))
-            print(f"{label:24s} median of medians "
-                  f"{statistics.median(r['median_ms'] for r in runs):.1f} ms, presented "
-                  f"{statistics.median(r['presented_fps'] for r in runs):.1f}/s (median)"
-                  + (f", CPU {statistics.median(r['cpu_ms'] for r in runs):.1f} ms/frame"
-                     if runs[0]["cpu_ms"] is not None else ""))
+            for k, r in enumerate(runs, 1):
+                cpu = "" if r["cpu_ms"] is None else f"{r['cpu_ms']:.1f}"
+                print(f"| {label} | {k} | {r['median_ms']:.1f} | {r['mean_ms']:.1f} "
+                      f"| {r['presented_fps']:.1f} | {r['dropped']} | {r['script_ms']:.1f} "
+                      f"| {r['pixel_ratio']} | {cpu} |")
+            cpu = ("" if runs[0]["cpu_ms"] is None
+                   else f"{statistics.median(r['cpu_ms'] for r in runs):.1f}")
+            summary.append(f"| {label} | {statistics.median(r['median_ms'] for r in runs):.1f} "
+                           f"| {statistics.median(r['mean_ms'] for r in runs):.1f} "
+                           f"| {statistics.median(r['presented_fps'] for r in runs):.1f} "
+                           f"| {cpu} |")
+        print()
+        print("Medians over the rounds:")
+        print()
+        print("| compositing | median interval [ms] | mean interval [ms] "
+              "| presented [1/s] | CPU per frame [ms] |")
+        print("|---|---|---|---|---|")
+        print("\n".join(summary))
     return 0
 
 

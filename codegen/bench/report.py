@@ -87,6 +87,12 @@ SECTIONS = [
      "first; RHS per call from each tool's own RK4 loop; the 2 x 8-mode spacecraft's build "
      "time.",
      ["codegen.bench.flexible", "--rounds", "5"]),
+    ("The animation page's frame rate", "The 12-body humanoid's page (10 s at 60 frames "
+     "per second) playing in headless Chromium on software WebGL (SwiftShader; no GPU): "
+     "requestAnimationFrame intervals, frames Chromium presented and dropped (from a "
+     "trace), and Chromium's CPU time per frame, composited in software (the project's "
+     "browser flags) and on SwiftShader (Chromium's default) side by side.",
+     ["codegen.animation.framerate", "--rounds", "3"]),
 ]
 
 
