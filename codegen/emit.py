@@ -336,6 +336,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     pointers = dict.fromkeys(FUNCTIONS, "0")
     pointers["eval"] = f"{name}_eval"
     for kind, key, comment in (
+            ("mass", "mass", f"the mass matrix alone into M ({layout}), by the "
+                             "composite-rigid-body algorithm"),
             ("position", "position", "configuration constraints f(q, t) and their Jacobian f_q"),
             ("velocity", "velocity", "A and B of the constraints A u = B"),
             ("tree", "tree", "q' into qd and u' into ud by the articulated-body recursion "
@@ -367,7 +369,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
-              if k not in ("solve", "tree", "jacobian", "parameter_jacobian", "outputs",
+              if k not in ("mass", "solve", "tree", "jacobian", "parameter_jacobian", "outputs",
                            "events", "impacts", "inverse_dynamics"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
