@@ -45,8 +45,10 @@ def composite_programs(eom) -> dict | None:
     the right-hand side's (outputs qd (q'), M (packed lower triangle, by the
     composite-rigid-body algorithm) and F (minus the Newton–Euler passes at u' = 0,
     codegen.inverse: fewer operations than the formulation's F on every tree measured,
-    2 % on the pendulums, a third on Atlas)), and "mass", M alone; None without a tree
-    or with run-time constraints (then M and F are the formulation's)."""
+    2 % on the pendulums, a third on Atlas)), "mass", M alone, and "forces", q' and F
+    alone (with "mass", 1 to 9 % more operations than "eval": the kinematics both
+    need, counted twice); None without a tree or with run-time constraints (then M and
+    F are the formulation's)."""
     if eom.tree is None or eom.constraints is not None:
         return None
     prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
@@ -55,7 +57,7 @@ def composite_programs(eom) -> dict | None:
     F = [-e for e in newton_euler(nodes, S, W, h, Q, T, define, [0] * eom.nu)]
     return {kind: _program(prog.inputs, define, outputs)
             for kind, outputs in (("eval", [("qd", qd), ("M", mass), ("F", F)]),
-                                  ("mass", [("M", mass)]))}
+                                  ("mass", [("M", mass)]), ("forces", [("qd", qd), ("F", F)]))}
 
 
 def eval_program(eom) -> Program | None:

@@ -225,9 +225,11 @@ def _trig_plan(program: Program) -> dict:
     return plan
 
 
-def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
+def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) -> dict:
     """One function's data for function.j2: which arrays it leaves unused, its
-    input reads, and its statements (sin/cos pairs first), expressions printed.
+    input reads, and its statements (sin/cos pairs first), expressions printed;
+    calls: (kind, symbol) of generated functions it calls last, on its own arguments,
+    for the arrays they write.
     All inputs are read before any output is written, so an array may be both
     (the unrolled solve's F); that solve is never parted, as a part reads the
     inputs again after earlier parts wrote."""
@@ -241,6 +243,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
         names.update({sym: f"w[{i}]" for i, (sym, _) in enumerate(program.temporaries)})
     printer = _Printer(names, len(program.temporaries) if parted else None)
     written = {array for array, exprs in program.outputs if len(exprs)}
+    written.update(a for k, _ in calls for a in FUNCTIONS[k].outputs)
     unused = [a for a in FUNCTIONS[kind].outputs if a not in written]
     plan = _trig_plan(program)
 
@@ -279,6 +282,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
                               inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
+                calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
@@ -328,10 +332,14 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     file, see templates/runtime/cg_fused.c)."""
     c = eom.constraints
     layout = "packed lower triangle" if eom.symmetric else "full, row-major"
+    # a model's M by its mass function alone, which eval calls (codegen.plan)
+    calls_mass = "mass" in programs and "M" not in dict(programs["eval"].outputs)
     functions = [_function("eval", f"{name}_eval", programs["eval"],
                            f"q' into qd, the mass matrix into M ({layout}), F into F"
                            + (", the constraint matrix into A, B' into Bd and Baumgarte's"
-                              " term into S (A u' = B' + S)" if c else "") + ": one pass")]
+                              " term into S (A u' = B' + S)" if c else "")
+                           + (f" (M by {name}_mass)" if calls_mass else ": one pass"),
+                           [("mass", f"{name}_mass")] if calls_mass else ())]
     # the descriptor's function pointers, in cg_model's order (0: the model has none)
     pointers = dict.fromkeys(FUNCTIONS, "0")
     pointers["eval"] = f"{name}_eval"
@@ -367,9 +375,12 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                               "row-major; c = r_ref + K x_ref)")
         pointers["feedback"] = feedback["symbol"]
     tree, solve = "tree" in programs, "solve" in programs
+    if calls_mass:                  # defined before its caller
+        functions.insert(0, functions.pop(next(i for i, f in enumerate(functions)
+                                               if f["kind"] == "mass")))
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
-              if k not in ("mass", "solve", "tree", "jacobian", "parameter_jacobian", "outputs",
+              if (k == "mass" and calls_mass) or k not in ("mass", "solve", "tree", "jacobian", "parameter_jacobian", "outputs",
                            "events", "impacts", "inverse_dynamics"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve

@@ -49,7 +49,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       everything the right-hand side needs, in one CSE;
     - "mass" (bodies forming a tree, no run-time constraints): M alone by the
       composite-rigid-body algorithm, for mass_matrix, where it has fewer operations than
-      "eval" (else the runtime takes M from "eval");
+      "eval" (else the runtime takes M from "eval"). Where the right-hand side is the
+      recursion ("tree") and no Jacobian factors eval's M, "eval" is q' and F alone and
+      its M is the "mass" function's (codegen.emit: eval calls it), so that M's entries,
+      n² of them and most of a large model's compiling, are compiled once;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
     - "velocity" (any run-time constraints): A and B of A u = B;
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
@@ -135,6 +138,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             ("J", [e for i in eom.impacts for row in i.J for e in row]),
             ("vn", [e for i in eom.impacts for e in i.vn]),
             ("e", [e for i in eom.impacts for e in i.e])])
+    if "mass" in programs and "tree" in programs and "jacobian" not in programs \
+            and programs["eval"] is composite["eval"]:
+        programs["eval"] = composite["forces"]       # M: eval calls mass (see above)
     for kind, program in programs.items():
         if kind != "tree":
             check_defined(program, kind)
