@@ -385,9 +385,11 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         functions.insert(0, functions.pop(next(i for i, f in enumerate(functions)
                                                if f["kind"] == "mass")))
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
+    # (and M's, where eval calls the mass function for it)
     ops = sum(p.operation_count for k, p in programs.items()
-              if (k == "mass" and calls_mass) or k not in ("mass", "solve", "tree", "jacobian", "parameter_jacobian", "outputs",
-                           "events", "impacts", "inverse_dynamics"))
+              if (k == "mass" and calls_mass) or k not in (
+                  "mass", "solve", "tree", "jacobian", "parameter_jacobian", "outputs", "events",
+                  "impacts", "inverse_dynamics"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
