@@ -51,7 +51,7 @@ def test_mass_and_forcing_equal_kanes(chain):
     function for M) equal KanesMethod's M and F at random states to 1e-12; the model
     built with its Jacobian, whose eval computes M itself, gives the same."""
     model, mod, modj = chain
-    assert f"mass_chain_mass(t, x, p, r, M);" in _source(mod)        # eval calls it
+    assert "mass_chain_mass(t, x, p, r, M);" in _source(mod)        # eval calls it
     assert "mass_chain_j_mass(t, x, p, r, M);" not in _source(modj)
     assert "static void mass_chain_j_mass(" in _source(modj)
     kane = _kane(model)
