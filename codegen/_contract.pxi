@@ -56,6 +56,7 @@ cdef extern from "cg_model.h":
         pass
 
     ctypedef void (*cg_eval_fn)(double t, const double *x, const double *p, const double *r, double *qd, double *M, double *F, double *A, double *Bd, double *S) noexcept nogil
+    ctypedef void (*cg_mass_fn)(double t, const double *x, const double *p, const double *r, double *M) noexcept nogil
     ctypedef void (*cg_tree_fn)(double t, const double *x, const double *p, const double *r, double *qd, double *ud, double *D) noexcept nogil
     ctypedef void (*cg_ldl_fn)(const double *M, double *F, double *D) noexcept nogil
     ctypedef void (*cg_position_fn)(double t, const double *x, const double *p, const double *r, double *f, double *fq) noexcept nogil
@@ -111,6 +112,7 @@ cdef extern from "cg_model.h":
         const char * const *constant_names
         const char * const *specified_names
         cg_eval_fn eval
+        cg_mass_fn mass
         cg_tree_fn tree
         cg_ldl_fn ldl
         cg_position_fn position

@@ -135,4 +135,4 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
             stages.line(f"{'cached':<12}{target}")
             return hit
     return install(target, name, key, sources.files, sources.c_files, options.flags,
-                   model_fields(eq, sources, options), stages)
+                   model_fields(eq, sources, options), stages, sources.file_flags)

@@ -54,7 +54,8 @@ __all__ = ["sources_key", "model_fields", "install", "load", "cached", "portable
 
 #: the manifest's fields that describe the build, the ones install adds; the others are the
 #: model's (model_fields), which travel in a payload
-_BUILD_FIELDS = ("name", "extension", "key", "abi", "c_files", "flags", "files", "seconds")
+_BUILD_FIELDS = ("name", "extension", "key", "abi", "c_files", "flags", "file_flags", "files",
+                 "seconds")
 
 
 def sources_key(sources: Sources, options: Options) -> str:
@@ -66,6 +67,8 @@ def sources_key(sources: Sources, options: Options) -> str:
         h.update(part.encode() + b"\0")
     for fname in sorted(sources.files):
         h.update(fname.encode() + b"\0" + sources.files[fname].encode() + b"\0")
+    for fname, flags in sorted((sources.file_flags or {}).items()):
+        h.update(" ".join([fname, *flags]).encode() + b"\0")
     return h.hexdigest()
 
 
@@ -155,15 +158,17 @@ def _remove_old_libraries(target: Path, name: str, keep: str) -> None:
 
 
 def install(target: Path, name: str, key: str, files: dict, c_files: list, flags,
-            fields: dict, stages: Stages):
+            fields: dict, stages: Stages, file_flags=None):
     """Compile files into target (the library first, then the sources, the manifest
     last: a folder is a model only once complete) and load it. fields: the
-    manifest's model fields (model_fields); the build's are added here."""
+    manifest's model fields (model_fields); the build's are added here. file_flags:
+    c file -> flags after flags (Sources.file_flags)."""
     library = f"{name}_{key[:16]}"
     with stages("compiling"):
         built = compile_library(files, c_files, library, flags, target,
                                 include_dirs=[RUNTIME_DIR], what=f"model {name!r}",
-                                timeout=stages.remaining(), on_timeout=stages.exceeded)
+                                timeout=stages.remaining(), on_timeout=stages.exceeded,
+                                file_flags=file_flags)
         try:
             final = target / built.name
             os.replace(built, final)
@@ -175,7 +180,8 @@ def install(target: Path, name: str, key: str, files: dict, c_files: list, flags
                for fname, text in files.items()}
     digests[final.name] = sha256(final)
     build = dict(name=name, extension=final.name, key=key, abi=ABI_VERSION,
-                 c_files=list(c_files), flags=list(flags), files=digests,
+                 c_files=list(c_files), flags=list(flags),
+                 file_flags={f: list(v) for f, v in (file_flags or {}).items()}, files=digests,
                  seconds={k: round(v, 3) for k, v in stages.times.items()})
     write_atomic(target / "manifest.json", json.dumps(dict(fields, **build), indent=1) + "\n")
     _remove_old_libraries(target, name, final.name)
@@ -193,7 +199,8 @@ def portable_payload(model) -> dict:
              for fname in manifest["files"] if fname != manifest["extension"]}
     fields = {k: v for k, v in manifest.items() if k not in _BUILD_FIELDS}
     return dict(name=model.name, key=manifest["key"], files=files,
-                c_files=manifest["c_files"], flags=manifest["flags"], manifest=fields)
+                c_files=manifest["c_files"], flags=manifest["flags"],
+                file_flags=manifest.get("file_flags", {}), manifest=fields)
 
 
 #: models this process has rebuilt or loaded from payloads, by key
@@ -218,6 +225,7 @@ def from_payload(payload: dict):
     model = cached(target, key)
     if model is None:
         model = install(target, name, key, payload["files"], payload["c_files"],
-                        payload["flags"], payload["manifest"], Stages(False))
+                        payload["flags"], payload["manifest"], Stages(False),
+                        payload.get("file_flags"))
     _FROM_PAYLOAD[key] = model
     return model

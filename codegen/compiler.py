@@ -90,7 +90,7 @@ def shared_suffix() -> str:
 
 def compile_library(files: dict, c_sources: list, library: str, flags, target: Path,
                     include_dirs=(), what: str = "model", failed_dir: Path | None = None,
-                    timeout: float | None = None, on_timeout=None) -> Path:
+                    timeout: float | None = None, on_timeout=None, file_flags=None) -> Path:
     """Build C sources as a shared library in a private folder under target.
 
     files: name -> text written into the folder first. Returns the library's
@@ -99,6 +99,7 @@ def compile_library(files: dict, c_sources: list, library: str, flags, target: P
     compiler's output and leaves the sources in failed_dir (default
     ``target/failed-build``), which outlives the call. timeout: seconds the compiles
     may take, after which on_timeout() is called (it raises; codegen.progress.Stages).
+    file_flags: c source -> flags after flags for its compile (codegen.emit.PART_FLAGS).
     """
     cc = _require_compiler()
     build = Path(tempfile.mkdtemp(dir=target, prefix=".build-"))
@@ -121,8 +122,8 @@ def compile_library(files: dict, c_sources: list, library: str, flags, target: P
             proc = run(cmd)
         else:               # the files side by side, one per core, then one link
             objects = [f"{Path(c).stem}.o" for c in c_sources]
-            commands = [[cc, *flags, "-fPIC", *include, "-c", "-o", o, c]
-                        for c, o in zip(c_sources, objects)]
+            commands = [[cc, *flags, *(file_flags or {}).get(c, ()), "-fPIC", *include, "-c",
+                         "-o", o, c] for c, o in zip(c_sources, objects)]
             with ThreadPoolExecutor(max_workers=min(len(commands), os.cpu_count() or 1)) as pool:
                 results = list(pool.map(run, commands))
             failed_jobs = [r for r in results if r is None or r.returncode != 0]

@@ -21,11 +21,15 @@ the build of large models.
 
 The tree's inputs (one CSE over s, W, h, R, r, Q, with q') and transports
 are those of the forward recursion (codegen.recursive); F = -tau(u' = 0) by
-the Newton–Euler passes of codegen.inverse, in the same program.
+the Newton–Euler passes of codegen.inverse, in the same program. The mass
+matrix alone (``mass_matrix``, as a robot's crba) is a program of its own,
+the same definitions without F's passes and q'.
 """
 from __future__ import annotations
 
 import sympy as sm
+
+from sympy.core.function import AppliedUndef
 
 from .program import Program, live_temporaries
 from .progress import checkpoint
@@ -33,24 +37,46 @@ from .progress import checkpoint
 from .recursive import _planar, _tree_inputs
 from .inverse import newton_euler
 
-__all__ = ["eval_program"]
+__all__ = ["composite_programs", "eval_program"]
 
 
-def eval_program(eom) -> Program | None:
-    """The right-hand side's values of a tree model: outputs qd (q'), M (packed lower
-    triangle, by the composite-rigid-body algorithm) and F (minus the Newton–Euler
-    passes at u' = 0, codegen.inverse: fewer operations than the formulation's F on
-    every tree measured, 2 % on the pendulums, a third on Atlas), in one program; None
-    without a tree or with run-time constraints (then M and F are the formulation's)."""
+def composite_programs(eom) -> dict | None:
+    """The programs of a tree model's values, from one set of definitions: "eval",
+    the right-hand side's (outputs qd (q'), M (packed lower triangle, by the
+    composite-rigid-body algorithm) and F (minus the Newton–Euler passes at u' = 0,
+    codegen.inverse: fewer operations than the formulation's F on every tree measured,
+    2 % on the pendulums, a third on Atlas)), "mass", M alone, and "forces", q' and F
+    alone (with "mass", 1 to 9 % more operations than "eval": the kinematics both
+    need, counted twice); None without a tree or with run-time constraints (then M and
+    F are the formulation's)."""
     if eom.tree is None or eom.constraints is not None:
         return None
     prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
     nodes = eom.tree.nodes
     mass = composite_mass(nodes, S, W, T, define, eom.nu)
     F = [-e for e in newton_euler(nodes, S, W, h, Q, T, define, [0] * eom.nu)]
-    outputs = [("qd", qd), ("M", mass), ("F", F)]
-    return Program(inputs=prog.inputs, names=define.names,
-                   temporaries=live_temporaries(define.temps, outputs), outputs=outputs)
+    return {kind: _program(prog.inputs, define, outputs)
+            for kind, outputs in (("eval", [("qd", qd), ("M", mass), ("F", F)]),
+                                  ("mass", [("M", mass)]), ("forces", [("qd", qd), ("F", F)]))}
+
+
+def eval_program(eom) -> Program | None:
+    """composite_programs' "eval" (None where it gives none)."""
+    programs = composite_programs(eom)
+    return None if programs is None else programs["eval"]
+
+
+def _program(inputs, define, outputs) -> Program:
+    """The program of outputs over define's temporaries: those they need, and of the
+    inputs those read (the mass matrix reads no speed; an unread input would be a C
+    compiler warning)."""
+    temps = live_temporaries(define.temps, outputs)
+    used = set()
+    for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
+        used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
+    read = {define.names[o] for o in used if o in define.names}
+    return Program(inputs=[i for i in inputs if i.name in read], names=define.names,
+                   temporaries=temps, outputs=outputs)
 
 
 def composite_mass(nodes, S, W, T, define, nu) -> list:

@@ -251,7 +251,8 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
         c_files = [*sources.c_files, f"{name}_fmi2.c", *RUNTIME_C]
         lib = compile_library(files, c_files, name, options.flags, target,
                               include_dirs=[TEMPLATE_DIR / "fmi2"], what=f"FMU {name!r}",
-                              failed_dir=parent / f"{name}.fmu-failed-build")
+                              failed_dir=parent / f"{name}.fmu-failed-build",
+                              file_flags=sources.file_flags)
         doc = (eq.origin or "codegen model")[:200]
         final = parent / f"{name}.fmu"
         with atomic_path(final) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:

@@ -8,7 +8,7 @@ them imports this module.
 from __future__ import annotations
 
 from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
-from .composite import eval_program
+from .composite import composite_programs
 from .eom import EquationsOfMotion
 from .inverse import inverse_program
 from .program import check_defined, make_program
@@ -47,6 +47,12 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       composite-rigid-body algorithm, codegen.composite) and F, and with run-time constraints also their
       matrix A (row-major), B' (Bd) and Baumgarte's term S of A u' = B' + S:
       everything the right-hand side needs, in one CSE;
+    - "mass" (bodies forming a tree, no run-time constraints): M alone by the
+      composite-rigid-body algorithm, for mass_matrix, where it has fewer operations than
+      "eval" (else the runtime takes M from "eval"). Where the right-hand side is the
+      recursion ("tree") and no Jacobian factors eval's M, "eval" is q' and F alone and
+      its M is the "mass" function's (codegen.emit: eval calls it), so that M's entries,
+      n² of them and most of a large model's compiling, are compiled once;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
     - "velocity" (any run-time constraints): A and B of A u = B;
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
@@ -71,7 +77,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     nu = eom.nu
     c = eom.constraints
     programs = {}
-    composite = eval_program(eom)         # a tree's M by its program: eom.M is not read
+    composite = composite_programs(eom)   # a tree's M by its program: eom.M is not read
     dense = None                          # the eval program of the formulation's M and F
     if composite is None or nu <= COMPARE_LIMIT:
         if eom.symmetric:
@@ -86,9 +92,13 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
         dense = make_program(eom, groups)
     else:
-        mass = dict(composite.outputs)["M"]
-    programs["eval"] = composite if dense is None or (
-        composite is not None and composite.operation_count < dense.operation_count) else dense
+        mass = dict(composite["eval"].outputs)["M"]
+    programs["eval"] = composite["eval"] if dense is None or (
+        composite is not None and composite["eval"].operation_count < dense.operation_count) \
+        else dense
+    if composite is not None and \
+            composite["mass"].operation_count < programs["eval"].operation_count:
+        programs["mass"] = composite["mass"]
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
@@ -128,6 +138,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             ("J", [e for i in eom.impacts for row in i.J for e in row]),
             ("vn", [e for i in eom.impacts for e in i.vn]),
             ("e", [e for i in eom.impacts for e in i.e])])
+    if "mass" in programs and "tree" in programs and "jacobian" not in programs \
+            and programs["eval"] is composite["eval"]:
+        programs["eval"] = composite["forces"]       # M: eval calls mass (see above)
     for kind, program in programs.items():
         if kind != "tree":
             check_defined(program, kind)

@@ -175,29 +175,33 @@ def _kane_mass(model):
 def test_composite_mass_matrix_equals_kanes(make, monkeypatch):
     """A tree's M by the composite-rigid-body program (codegen.composite; points and
     planar transports, rigid bodies and 3-D transports) equals KanesMethod's at two
-    random states to 1e-12; building the programs of a tree above plan.COMPARE_LIMIT
-    speeds leaves the formulation's symbolic M unformed."""
+    random states to 1e-12, in the eval program and in the mass program alone; building
+    the programs of a tree above plan.COMPARE_LIMIT speeds leaves the formulation's
+    symbolic M unformed, and without a Jacobian eval is q' and F, M by the mass program."""
     import codegen.plan as plan
     from codegen.build import neutral_equations
-    from codegen.composite import eval_program
+    from codegen.composite import composite_programs
     monkeypatch.setattr(plan, "COMPARE_LIMIT", 0)
     model = make()
     eq = neutral_equations(GibbsAppellMethod(**model.kwargs), "crba")
     programs = plan.build_programs(eq, 8000, False, False)
+    composite = composite_programs(eq)
     assert not eq.M.formed and programs["eval"].operation_count == \
-        eval_program(eq).operation_count
+        composite["forces"].operation_count
     kane = _kane_mass(model)
     p = [model.parameter_values[str(c)] for c in eq.constants]
     nu = eq.nu
     rng = np.random.default_rng(7)
     for _ in range(2):
         x = rng.uniform(-1.2, 1.2, eq.nq + nu)
-        packed = _run(programs["eval"], {"x": x, "p": p, "r": [0.0] * len(eq.specifieds)})["M"]
-        ours = np.zeros((nu, nu))
-        ours[np.tril_indices(nu)] = packed
-        ours = ours + np.tril(ours, -1).T
         theirs = kane(x, model.parameter_values)
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * abs(theirs).max())
+        for program in (composite["eval"], programs["mass"]):
+            packed = _run(program, {"x": x, "p": p, "r": [0.0] * len(eq.specifieds)})["M"]
+            ours = np.zeros((nu, nu))
+            ours[np.tril_indices(nu)] = packed
+            ours = ours + np.tril(ours, -1).T
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12,
+                                       atol=1e-12 * abs(theirs).max())
 
 
 def test_composite_pendulum_against_pinocchio(tmp_path, monkeypatch):

@@ -204,7 +204,8 @@ CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const d
     double Ms[CG_LEN(m->nm)], qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
     double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
     int i;
-    m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+    if (m->mass) m->mass(t, x, p, r, Ms);
+    else m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
     if (m->flags & CG_SYMMETRIC) cg_unpack(nu, Ms, M);
     else for (i = 0; i < nu * nu; i++) M[i] = Ms[i];
 }

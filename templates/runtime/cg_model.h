@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 8
+#define CG_ABI_VERSION 9
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -127,6 +127,10 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
        Baumgarte's term into S (A u' = B' + S); A, Bd, S are NULL otherwise. Never NULL */ \
     X(eval, (CG_MODEL_INPUTS, double *qd, double *M, double *F, double *A, double *Bd, \
              double *S)) \
+    /* the mass matrix alone into M (stored as eval's), by the composite-rigid-body \
+       algorithm over the tree of bodies; NULL where the model has none (the runtime \
+       then takes M from eval) */ \
+    X(mass, (CG_MODEL_INPUTS, double *M)) \
     /* q' and u' by the recursion, the pivots (each > 0 for a positive definite M) into \
        D; NULL unless CG_TREE */ \
     X(tree, (CG_MODEL_INPUTS, double *qd, double *ud, double *D)) \

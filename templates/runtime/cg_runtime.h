@@ -40,7 +40,8 @@ CG_API int cg_check_model(const cg_model *m);
    run-time constraints, by the SVD null-space elimination of Singh & Likins) */
 CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
            double *dx);
-/* M (nu x nu, row-major) and F (nu) */
+/* M (nu x nu, row-major; by the model's mass program, the composite-rigid-body
+   algorithm, where it has one, else from eval) and F (nu) */
 CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
                     const double *r, double *M);
 CG_API void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
