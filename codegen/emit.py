@@ -234,7 +234,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
     # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
-    parted = count > PART_LIMIT and kind != "ldl"
+    parted = count > PART_LIMIT and kind not in ("ldl", "columns")
     names = program.names
     if parted:
         names = dict(names)
@@ -278,11 +278,33 @@ def _function(kind: str, symbol: str, program: Program, comment: str) -> dict:
             parts.append(dict(index=k, statements=chunk, file=None,
                               inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]
+    column = None
+    if kind == "columns":
+        statements, inputs, column = _column_loop(program, statements, inputs)
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
                 signature=signature.signature, arguments=signature.arguments,
-                reads=signature.reads,
+                reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
+
+
+def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
+    """(statements, inputs, loop) of a function over the columns c < w of its array B
+    (nu x w, row-major: entry j of column c at B[j * w + c]): the statements before the
+    first that reads B (through its temporaries) run once, the rest in function.j2's loop
+    over the columns (loop: its statements and B's reads, as body() takes them)."""
+    read = {i["cname"] for i in inputs if i["array"] == "B"}
+    depends = {o for o, n in program.names.items() if n in read}
+    first = len(program.temporaries)
+    for k, (sym, expr) in enumerate(program.temporaries):
+        if expr.free_symbols & depends:
+            depends.add(sym)
+            first = min(first, k)
+    loop = [dict(i, index=f"{i['index']} * w + c") for i in inputs if i["array"] == "B"]
+    body = [dict(st, lhs=f"B[{st['index']} * w + c]") if not st["temporary"] else st
+            for st in statements[first:]]
+    return statements[:first], [i for i in inputs if i["array"] != "B"], dict(
+        reads=[], unused=[], temporaries=False, statements=body, inputs=loop)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -347,6 +369,9 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                      "Jqr and Rr (row-major)"),
             ("parameter_jacobian", "parameter_jacobian",
              "the same over the constants: dq'/dp into Jqp, dF/dp - (dM/dp) u' into Rp"),
+            ("columns", "columns", "B <- M^-1 B (nu x w, row-major) by the articulated-body "
+                                   "recursion: the articulated inertias once, then the passes "
+                                   "over each column"),
             ("inverse_dynamics", "inverse_dynamics",
              "inverse dynamics: tau = M ud - F by the Newton-Euler passes over the tree"),
             ("outputs", "outputs", "the outputs (output_names) into y"),
@@ -367,7 +392,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     tree, solve = "tree" in programs, "solve" in programs
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     ops = sum(p.operation_count for k, p in programs.items()
-              if k not in ("solve", "tree", "jacobian", "parameter_jacobian", "outputs",
+              if k not in ("solve", "tree", "jacobian", "parameter_jacobian", "columns", "outputs",
                            "events", "impacts", "inverse_dynamics"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
@@ -401,7 +426,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         pointers=list(pointers.values()),
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [])
-    solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
+    solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl", "columns")]
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:
             f["external"] = True

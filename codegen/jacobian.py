@@ -31,10 +31,12 @@ from sympy.core.function import AppliedUndef
 from .constraints import Intermediate, define
 from .forward import forward
 from .inverse import inverse_program
-from .program import Program, make_program
+from .program import Input, Program, live_temporaries, make_program, operation_count
 from .progress import checkpoint
+# the forward recursion's inputs and passes, shared (as codegen.inverse shares them)
+from .recursive import _inward, _outward, _tree_inputs
 
-__all__ = ["jacobian_program", "parameter_jacobian_program"]
+__all__ = ["jacobian_program", "parameter_jacobian_program", "column_solve_program"]
 
 
 class _Tangents:
@@ -159,3 +161,54 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     plain = dataclasses.replace(eom, intermediates=[])
     return make_program(plain, arrays, extra_inputs=extra,
                         extra_intermediates=kept + tangents.defs)
+
+
+def column_solve_program(eom) -> Program | None:
+    """M⁻¹ B for a block of columns B (nu x w) by the articulated-body recursion, O(n) per
+    column where a factorization of the dense M costs O(n³) and its solve O(n²) per
+    column: the solve of the Jacobian's R (cg_jacobian), for a model whose recursion
+    costs fewer operations per column than the dense solve's n² multiply-adds
+    (_column_pays). The recursion's inward pass with the bias h = 0 and the joint forces
+    Q = b gives the bias p̃ = the share of b alone, and its outward pass u' = M⁻¹ b: the
+    articulated inertias (from the state) are computed once, the passes over b per
+    column. Outputs B (nu), read from the input array B (nu), column by column: the
+    temporaries free of B come first, computed once (emit: the loop's body is the
+    rest). None without a tree, with run-time constraints, or where it does not pay."""
+    if eom.tree is None or eom.constraints is not None:
+        return None
+    prog, define, _, S, W, h, _, T = _tree_inputs(eom)
+    nodes, nu = eom.tree.nodes, eom.nu
+    b = [sm.Dummy(f"b{j}") for j in range(nu)]
+    for j, s in enumerate(b):
+        define.names[s] = f"cg_b{j}"
+        define.used.add(f"cg_b{j}")
+    passed = _inward(nodes, S, W, [[0] * len(v) for v in h], b, T, define)
+    if passed is None:
+        return None
+    out = _outward(nodes, T, passed[0], nu, define)
+    outputs = [("B", out)]
+    temps = live_temporaries(define.temps, outputs)
+    # those free of b first (none depends on one that is not), then the column's
+    column, once, per = set(b), [], []
+    for sym, expr in temps:
+        if expr.free_symbols & column:
+            column.add(sym)
+            per.append((sym, expr))
+        else:
+            once.append((sym, expr))
+    if not _column_pays(operation_count([e for _, e in per] + out), nu):
+        return None
+    temps = once + per
+    used = set()
+    for e in [e for _, e in temps] + out:
+        used |= e.free_symbols
+    read = {define.names[o] for o in used if o in define.names}
+    inputs = [i for i in prog.inputs if i.name in read]
+    inputs += [Input(f"cg_b{j}", "B", j, f"B[{j}]") for j, s in enumerate(b) if s in used]
+    return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
+
+
+def _column_pays(per_column: int, nu: int) -> bool:
+    """The recursion's operations per column against the dense solve's (a forward and a
+    back substitution: nu² multiply-adds, without the factorization's nu³/6 once)."""
+    return per_column < 2 * nu * nu
