@@ -34,7 +34,9 @@ from .inverse import inverse_program
 from .program import Input, Program, live_temporaries, make_program, operation_count
 from .progress import checkpoint
 # the forward recursion's inputs and passes, shared (as codegen.inverse shares them)
+from .composite import composite_mass
 from .recursive import _inward, _outward, _tree_inputs
+from .solve import ldl_factor, ldl_solve
 
 __all__ = ["jacobian_program", "parameter_jacobian_program", "column_solve_program"]
 
@@ -164,28 +166,73 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
 
 
 def column_solve_program(eom) -> Program | None:
-    """M⁻¹ B for a block of columns B (nu x w) by the articulated-body recursion, O(n) per
-    column where a factorization of the dense M costs O(n³) and its solve O(n²) per
-    column: the solve of the Jacobian's R (cg_jacobian), for a model whose recursion
-    costs fewer operations per column than the dense solve's n² multiply-adds
-    (_column_pays). The recursion's inward pass with the bias h = 0 and the joint forces
-    Q = b gives the bias p̃ = the share of b alone, and its outward pass u' = M⁻¹ b: the
-    articulated inertias (from the state) are computed once, the passes over b per
-    column. Outputs B (nu), read from the input array B (nu), column by column: the
+    """M⁻¹ B for a block of columns B (nu x w) over a tree of bodies, unrolled: the solve
+    of the Jacobian's R (cg_jacobian), whose runtime alternative, the dense Cholesky
+    factorization and its solve with loops, costs nu³/6 multiply-adds and then nu² per
+    column, most of them on loop control at a robot's sizes. Of two ways, the one of
+    fewer operations over the 2 nu columns of R:
+
+    - the articulated-body recursion (_by_recursion): its inward pass with the bias
+      h = 0 and the joint forces Q = b gives the bias p̃ = the share of b alone, its
+      outward pass u' = M⁻¹ b: the articulated inertias once, then O(n) per column (the
+      long chains);
+    - M by the composite-rigid-body algorithm, factored L D Lᵀ once in reversed order
+      (leaves first: a tree's factor has no fill-in, Featherstone's LTDL), then the two
+      triangular solves per column over the factor's nonzeros (_by_factors; the
+      branched robots, where legs are independent), while the factorization stays
+      within FACTOR_LIMIT operations.
+
+    Outputs B (nu), read from the input array B (nu), column by column: the
     temporaries free of B come first, computed once (emit: the loop's body is the
-    rest). None without a tree, with run-time constraints, or where it does not pay."""
+    rest). None without a tree, with run-time constraints, or where neither has fewer
+    operations per column than the dense solve (_column_pays)."""
     if eom.tree is None or eom.constraints is not None:
         return None
+    nx, best = eom.nq + eom.nu, None
+    for how in (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,):
+        made = _split(eom, how)
+        if made is None or (how is _by_factors and made[1] > FACTOR_LIMIT):
+            continue
+        if best is None or made[1] + nx * made[2] < best[1] + nx * best[2]:
+            best = made
+    return best[0] if best is not None and _column_pays(best[2], eom.nu) else None
+
+
+#: the most operations the composite-rigid-body M and its factor may take in the
+#: column solve's once part (_by_factors), and the most speeds it is tried for (a
+#: dense factor grows as nu³/6: about 10,000 multiply-adds at 40 speeds)
+FACTOR_LIMIT, FACTOR_SPEEDS = 20000, 40
+
+
+def _by_recursion(eom, define, S, W, h, T, b) -> list | None:
+    nodes = eom.tree.nodes
+    passed = _inward(nodes, S, W, [[0] * len(v) for v in h], b, T, define)
+    return None if passed is None else _outward(nodes, T, passed[0], eom.nu, define)
+
+
+def _by_factors(eom, define, S, W, h, T, b) -> list | None:
+    nu = eom.nu
+    mass = composite_mass(eom.tree.nodes, S, W, T, define, nu)
+    # reversed: row i of the factored matrix is speed nu - 1 - i
+    entry = {(i, j): mass[a * (a + 1) // 2 + c] for i in range(nu) for j in range(i + 1)
+             for a, c in [(nu - 1 - j, nu - 1 - i)]}
+    factors = ldl_factor({k: e for k, e in entry.items() if e != 0}, nu, define, "cm")
+    if factors is None:
+        return None
+    return ldl_solve(factors, b[::-1], define, "cy", "cz")[::-1]
+
+
+def _split(eom, how) -> tuple | None:
+    """(program, operations once, operations per column) of M⁻¹ b by how."""
     prog, define, _, S, W, h, _, T = _tree_inputs(eom)
-    nodes, nu = eom.tree.nodes, eom.nu
+    nu = eom.nu
     b = [sm.Dummy(f"b{j}") for j in range(nu)]
     for j, s in enumerate(b):
         define.names[s] = f"cg_b{j}"
         define.used.add(f"cg_b{j}")
-    passed = _inward(nodes, S, W, [[0] * len(v) for v in h], b, T, define)
-    if passed is None:
+    out = how(eom, define, S, W, h, T, b)
+    if out is None:
         return None
-    out = _outward(nodes, T, passed[0], nu, define)
     outputs = [("B", out)]
     temps = live_temporaries(define.temps, outputs)
     # those free of b first (none depends on one that is not), then the column's
@@ -196,8 +243,6 @@ def column_solve_program(eom) -> Program | None:
             per.append((sym, expr))
         else:
             once.append((sym, expr))
-    if not _column_pays(operation_count([e for _, e in per] + out), nu):
-        return None
     temps = once + per
     used = set()
     for e in [e for _, e in temps] + out:
@@ -205,10 +250,12 @@ def column_solve_program(eom) -> Program | None:
     read = {define.names[o] for o in used if o in define.names}
     inputs = [i for i in prog.inputs if i.name in read]
     inputs += [Input(f"cg_b{j}", "B", j, f"B[{j}]") for j, s in enumerate(b) if s in used]
-    return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
+    program = Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
+    return (program, operation_count([e for _, e in once]),
+            operation_count([e for _, e in per] + out))
 
 
 def _column_pays(per_column: int, nu: int) -> bool:
-    """The recursion's operations per column against the dense solve's (a forward and a
-    back substitution: nu² multiply-adds, without the factorization's nu³/6 once)."""
+    """Operations per column against the dense solve's (a forward and a back
+    substitution: nu² multiply-adds, without the factorization's nu³/6 once)."""
     return per_column < 2 * nu * nu
