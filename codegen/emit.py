@@ -300,11 +300,34 @@ def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
         if expr.free_symbols & depends:
             depends.add(sym)
             first = min(first, k)
-    loop = [dict(i, index=f"{i['index']} * w + c") for i in inputs if i["array"] == "B"]
-    body = [dict(st, lhs=f"B[{st['index']} * w + c]") if not st["temporary"] else st
-            for st in statements[first:]]
+    reads = [i for i in inputs if i["array"] == "B"]
+    body = statements[first:]
+    lanes = COLUMN_LANES if not any(st["sincos"] for st in body) else 1
+    blocks = [_lanes(reads, body, k) for k in sorted({lanes, 1}, reverse=True)]
     return statements[:first], [i for i in inputs if i["array"] != "B"], dict(
-        reads=[], unused=[], temporaries=False, statements=body, inputs=loop)
+        reads=[], unused=[], temporaries=False, blocks=blocks)
+
+
+#: columns a function over columns (_column_loop) takes side by side, statement by
+#: statement: the recursion's passes are a chain of dependent operations per column,
+#: latency-bound alone, and independent between columns
+COLUMN_LANES = 4
+
+
+def _lanes(reads: list, body: list, lanes: int) -> dict:
+    """The loop body over columns c .. c + lanes - 1 ({step, statements, inputs} for
+    function.j2): each statement once per column, the column's own names suffixed."""
+    own = {i["cname"] for i in reads} | {st["lhs"].split()[-1] for st in body if st["temporary"]}
+
+    def renamed(text, k):
+        return _IDENTIFIER.sub(lambda m: f"{m.group(0)}_c{k}" if m.group(0) in own
+                               else m.group(0), text)
+    inputs = [dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
+              for k in range(lanes) for i in reads]
+    statements = [dict(st, lhs=renamed(st["lhs"], k) if st["temporary"]
+                       else f"B[{st['index']} * w + c + {k}]", rhs=renamed(st["rhs"], k))
+                  for st in body for k in range(lanes)]
+    return dict(step=lanes, statements=statements, inputs=inputs)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
