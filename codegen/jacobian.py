@@ -184,9 +184,10 @@ def column_solve_program(eom) -> Program | None:
 
     Outputs B (nu), read from the input array B (nu), column by column: the
     temporaries free of B come first, computed once (emit: the loop's body is the
-    rest). None without a tree, with run-time constraints, or where neither has fewer
-    operations per column than the dense solve (_column_pays)."""
-    if eom.tree is None or eom.constraints is not None:
+    rest). None without a tree, with run-time constraints, under COLUMN_MIN_SPEEDS
+    speeds, or where neither has fewer operations per column than the dense solve
+    (_column_pays)."""
+    if eom.tree is None or eom.constraints is not None or eom.nu < COLUMN_MIN_SPEEDS:
         return None
     nx, best = eom.nq + eom.nu, None
     for how in (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,):
@@ -197,6 +198,10 @@ def column_solve_program(eom) -> Program | None:
             best = made
     return best[0] if best is not None and _column_pays(best[2], eom.nu) else None
 
+
+#: below this many speeds the dense solve is a few hundred instructions and the model
+#: gets no column solve (measured to pay from the UR5's six)
+COLUMN_MIN_SPEEDS = 6
 
 #: the most operations the composite-rigid-body M and its factor may take in the
 #: column solve's once part (_by_factors), and the most speeds it is tried for (a
