@@ -242,7 +242,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
-    parted = count > PART_LIMIT and kind != "ldl"
+    parted = count > PART_LIMIT and kind not in ("ldl", "columns")
     names = program.names
     if parted:
         names = dict(names)
@@ -287,12 +287,57 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
             parts.append(dict(index=k, statements=chunk, file=None,
                               inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]
+    column = None
+    if kind == "columns":
+        statements, inputs, column = _column_loop(program, statements, inputs)
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
                 calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
                 signature=signature.signature, arguments=signature.arguments,
-                reads=signature.reads,
+                reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
+
+
+def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
+    """(statements, inputs, loop) of a function over the columns c < w of its array B
+    (nu x w, row-major: entry j of column c at B[j * w + c]): the statements before the
+    first that reads B (through its temporaries) run once, the rest in function.j2's loop
+    over the columns (loop: its statements and B's reads, as body() takes them)."""
+    read = {i["cname"] for i in inputs if i["array"] == "B"}
+    depends = {o for o, n in program.names.items() if n in read}
+    first = len(program.temporaries)
+    for k, (sym, expr) in enumerate(program.temporaries):
+        if expr.free_symbols & depends:
+            depends.add(sym)
+            first = min(first, k)
+    reads = [i for i in inputs if i["array"] == "B"]
+    body = statements[first:]
+    lanes = COLUMN_LANES if not any(st["sincos"] for st in body) else 1
+    blocks = [_lanes(reads, body, k) for k in sorted({lanes, 1}, reverse=True)]
+    return statements[:first], [i for i in inputs if i["array"] != "B"], dict(
+        reads=[], unused=[], temporaries=False, blocks=blocks)
+
+
+#: columns a function over columns (_column_loop) takes side by side, statement by
+#: statement: the recursion's passes are a chain of dependent operations per column,
+#: latency-bound alone, and independent between columns
+COLUMN_LANES = 4
+
+
+def _lanes(reads: list, body: list, lanes: int) -> dict:
+    """The loop body over columns c .. c + lanes - 1 ({step, statements, inputs} for
+    function.j2): each statement once per column, the column's own names suffixed."""
+    own = {i["cname"] for i in reads} | {st["lhs"].split()[-1] for st in body if st["temporary"]}
+
+    def renamed(text, k):
+        return _IDENTIFIER.sub(lambda m: f"{m.group(0)}_c{k}" if m.group(0) in own
+                               else m.group(0), text)
+    inputs = [dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
+              for k in range(lanes) for i in reads]
+    statements = [dict(st, lhs=renamed(st["lhs"], k) if st["temporary"]
+                       else f"B[{st['index']} * w + c + {k}]", rhs=renamed(st["rhs"], k))
+                  for st in body for k in range(lanes)]
+    return dict(step=lanes, statements=statements, inputs=inputs)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -363,6 +408,9 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                      "Jqr and Rr (row-major)"),
             ("parameter_jacobian", "parameter_jacobian",
              "the same over the constants: dq'/dp into Jqp, dF/dp - (dM/dp) u' into Rp"),
+            ("columns", "columns", "B <- M^-1 B (nu x w, row-major) by the articulated-body "
+                                   "recursion: the articulated inertias once, then the passes "
+                                   "over each column"),
             ("inverse_dynamics", "inverse_dynamics",
              "inverse dynamics: tau = M ud - F by the Newton-Euler passes over the tree"),
             ("outputs", "outputs", "the outputs (output_names) into y"),
@@ -388,8 +436,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     # (and M's, where eval calls the mass function for it)
     ops = sum(p.operation_count for k, p in programs.items()
               if (k == "mass" and calls_mass) or k not in (
-                  "mass", "solve", "tree", "jacobian", "parameter_jacobian", "outputs", "events",
-                  "impacts", "inverse_dynamics"))
+                  "mass", "solve", "tree", "jacobian", "parameter_jacobian", "columns", "outputs",
+                  "events", "impacts", "inverse_dynamics"))
     solver = ("articulated-body recursion over the tree of bodies, O(n)" if tree
               else "unrolled LDL^T of the symmetric positive definite M" if solve
               else "Cholesky of the symmetric positive definite M" if eom.symmetric
@@ -422,7 +470,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         pointers=list(pointers.values()),
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [])
-    solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl")]
+    solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl", "columns")]
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         for f in solve_functions:
             f["external"] = True

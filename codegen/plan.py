@@ -70,6 +70,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       forms M u' - F from "eval";
     - "parameter_jacobian" (no run-time constraints, some constants;
       parameter_jacobian=True): the same parts over the constants;
+    - "columns" (with either Jacobian, over a tree of bodies where it costs less than the
+      dense solve): their solve M Z = R column by column through the recursion (see
+      jacobian.column_solve_program);
     - "outputs", "events", "impacts" (codegen.signals): the outputs' entries (y), the
       event functions (g) and the impacts' contact rows (J, vn, e), a CSE each, with
       the model's intermediates they use.
@@ -128,6 +131,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:
         programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
+    if "jacobian" in programs or "parameter_jacobian" in programs:
+        columns = jac.column_solve_program(eom)      # their solve, where it pays
+        if columns is not None:
+            programs["columns"] = columns
     entries = [e for o in eom.outputs for e in o.exprs]
     if entries:
         programs["outputs"] = make_program(eom, [("y", entries)])

@@ -5,8 +5,10 @@
  *     d q'/dx = Jq,     M du'/dx = dF/dx - (dM/dx) u' = R
  * (and the same over the specified inputs). The model's C gives Jq and R
  * (forward-mode derivatives of its program, codegen.jacobian) straight into
- * J's rows; here M is factored once (Cholesky, or LU when it is not
- * symmetric) and R is solved in place, all its columns at once. The
+ * J's rows; here R is solved in place: by the model's columns function (the
+ * articulated-body recursion over each column, O(n) each) where it has one,
+ * else with M factored once (Cholesky, or LU when it is not symmetric), all
+ * its columns at once. The
  * parameter sensitivities d dx / dp are the same over the constants.
  */
 #include "cg_internal.h"
@@ -37,23 +39,44 @@ CG_ALWAYS_INLINE int cg_factored_dynamics(const cg_model *m, double t, const dou
     return code ? cg_diagnose(m, t, x, p, r, code) : CG_OK;
 }
 
+/* u' (with q') into dx, and with no columns function M's factors for the solves that
+   follow; CG_OK or the diagnosed failure. With one, the model's own dynamics give u'
+   and a pivot that is not positive is reported there, so the recursion's solve never
+   meets one */
+static int cg_jacobian_start(const cg_model *m, double t, const double *x, const double *p,
+                             const double *r, double *dx, double *M, double *inv, int *piv)
+{
+    return m->columns ? cg_rhs(m, t, x, p, r, dx)
+                      : cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv);
+}
+
+/* B (nu x w, row-major) <- M^-1 B: column by column through the recursion (columns),
+   or with M's factors */
+static void cg_jacobian_solve(const cg_model *m, double t, const double *x, const double *p,
+                              const double *r, const double *M, const double *inv,
+                              const int *piv, double *B, int w)
+{
+    if (m->columns) m->columns(t, x, p, r, B, w);
+    else cg_solve_block(m, M, inv, piv, B, w);
+}
+
 CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const double *p,
                        const double *r, double *J, double *Jr)
 {
     CG_FIX_MODEL(m);
     const int nq = m->nq, nu = m->nu, nx = m->nx, nr = m->nr;
     double dx[CG_LEN(nx)], scratch[CG_LEN(Jr ? 0 : nx * nr)];
-    double M[CG_LEN(m->nm)], inv[CG_LEN(nu)];
+    double M[CG_LEN(m->columns ? 0 : m->nm)], inv[CG_LEN(nu)];
     int piv[CG_LEN(nu)], code;
     double *Jin = Jr ? Jr : scratch;
     if (!m->jacobian) return CG_ERR_NO_JACOBIAN;
-    if ((code = cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv))) return code;
+    if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     /* [Jq; R] straight into J's rows, [Jqr; Rr] into Jr's, then R and Rr solved in place */
     m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr);
-    cg_solve_block(m, M, inv, piv, J + nq * nx, nx);
+    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, J + nq * nx, nx);
     if (!cg_all_finite(J, nx * nx)) return CG_ERR_OUTPUT;
     if (Jr && nr) {
-        cg_solve_block(m, M, inv, piv, Jr + nq * nr, nr);
+        cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jr + nq * nr, nr);
         if (!cg_all_finite(Jr, nx * nr)) return CG_ERR_OUTPUT;
     }
     return CG_OK;
@@ -64,11 +87,11 @@ CG_API int cg_parameter_jacobian(const cg_model *m, double t, const double *x, c
 {
     CG_FIX_MODEL(m);
     const int nq = m->nq, nu = m->nu, nx = m->nx, np = m->np;
-    double dx[CG_LEN(nx)], M[CG_LEN(m->nm)], inv[CG_LEN(nu)];
+    double dx[CG_LEN(nx)], M[CG_LEN(m->columns ? 0 : m->nm)], inv[CG_LEN(nu)];
     int piv[CG_LEN(nu)], code;
     if (!m->parameter_jacobian) return CG_ERR_NO_JACOBIAN;
-    if ((code = cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv))) return code;
+    if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     m->parameter_jacobian(t, x, p, r, dx + nq, Jp, Jp + nq * np);
-    cg_solve_block(m, M, inv, piv, Jp + nq * np, np);
+    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jp + nq * np, np);
     return cg_all_finite(Jp, nx * np) ? CG_OK : CG_ERR_OUTPUT;
 }

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 9
+#define CG_ABI_VERSION 10
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -150,6 +150,10 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
        (nu x np) into Rp; NULL unless asked for */ \
     X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp)) \
+    /* B <- M^-1 B at x for a block B of w columns (nu x w, row-major), by the \
+       articulated-body recursion column by column: the Jacobian's solve where it costs \
+       less than the dense one; NULL otherwise (cg_jacobian then factors M) */ \
+    X(columns, (CG_MODEL_INPUTS, double *B, int w)) \
     /* the outputs the model was generated with (ny entries, output_names; without the \
        constraint forces the runtime appends under CG_OUTPUT_FORCES); NULL if none */ \
     X(outputs, (CG_MODEL_INPUTS, double *y)) \
