@@ -48,6 +48,10 @@ class TreeNode:
     # from the parent's in the parent's components (None for a root)
     R: list = None
     r: list = None
+    # h = W a0 + b on rows (None where not split): a0 the u'-free acceleration, so that
+    # the Newton–Euler passes (codegen.inverse) form W (A + a0) + b with one product by W
+    a0: list = None
+    b: list = None
 
 
 @dataclass
@@ -63,10 +67,11 @@ class Tree:
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
             why: list | None = None) -> Tree | None:
-    """The tree of bodies [(G, W, h)] or None.
+    """The tree of bodies [(G, W, h)] or [(G, W, h, (a0, b))] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
-    h: 6 bias wrench, each body in its own components; transport(k, parent):
+    h: 6 bias wrench, each body in its own components (optionally split as
+    h = W a0 + b, a0 its u'-free acceleration); transport(k, parent):
     (R, r), the rotation from the parent's components to body k's and the offset of
     k's reference point from the parent's in the parent's, so that (ω; v)_k =
     X (ω; v)_parent with X = [[R, 0], [-R r×, R]] for a rigid connection; numeric:
@@ -76,7 +81,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
             why.append(reason)
         return None
     nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
-          for G, _, _ in bodies]
+          for G, *_ in bodies]
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
     by_set = {}
     for k in live:
@@ -104,7 +109,8 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
         checkpoint()
-        G, W, h = bodies[k]
+        G, W, h = bodies[k][:3]
+        a0, b = _split_on(rows[k], W, *bodies[k][3]) if len(bodies[k]) > 3 else (None, None)
         own = owned[k]
         pk = parent[k]
         if pk != -1:
@@ -117,8 +123,16 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
                               h=[h[i] for i in rows[k]],
                               R=None if pk == -1 else [list(row) for row in R.tolist()],
-                              r=None if pk == -1 else list(r)))
+                              r=None if pk == -1 else list(r), a0=a0, b=b))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _split_on(rows, W, a0, b):
+    """(a0, b) of h = W a0 + b restricted to rows: W's columns off the rows (where A,
+    linear in u', is zero but a0 need not be) folded into b."""
+    off = [c for c in range(6) if c not in rows and a0[c] != 0]
+    return [a0[i] for i in rows], [b[i] + sm.Add(*[W[i][c] * a0[c] for c in off])
+                                   for i in rows]
 
 
 def _carried(G, Gp, cols, R, r, numeric) -> bool:
@@ -161,7 +175,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
     motions: the formulation's codegen.motions.Motions; why: see tree_of."""
     kin = motions.kin
     p = len(kin.speeds)
-    data, places = [], []
+    data, places, omegas = [], [], []
     try:
         for body in bodies:
             P = body.masscenter
@@ -174,6 +188,8 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
             for i in range(3, 6):
                 W[i][i] = m
             h = [sm.S.Zero] * 3 + [m * c for c in v.rate0]
+            a0, b = [sm.S.Zero] * 3 + list(v.rate0), [sm.S.Zero] * 6
+            omega = None
             if is_rigid(body):
                 w = motions.frame(body.frame, X)
                 I = [[kin.to_plain(c, f"the inertia of {body}") for c in row]
@@ -181,8 +197,11 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
                 for i in range(3):
                     G[i] = [w.partials[j][i] for j in range(p)]
                     W[i][:3] = I[i]
-                h[:3] = add(matvec(I, w.rate0), cross(w.value, matvec(I, w.value)))
-            data.append((G, W, h))
+                b[:3] = cross(w.value, matvec(I, w.value))
+                h[:3] = add(matvec(I, w.rate0), b[:3])
+                a0[:3], omega = w.rate0, w.value
+            data.append((G, W, h, (a0, b)))
+            omegas.append(omega)
             places.append((P, X))
         Q = generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
     except ValueError:          # a mass centre the kinematics cannot reach
@@ -191,7 +210,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
         return None
     for k, body in enumerate(bodies):
         if is_rigid(body):
-            data[k], places[k] = _at_joint(motions, body, data[k], places[k])
+            data[k], places[k] = _at_joint(motions, body, data[k], places[k], omegas[k])
 
     def transport(k, parent):
         """(R, r): v_k = R (v_p + ω_p × r), ω_k = R ω_p, each in its own frame."""
@@ -238,7 +257,7 @@ def _fixed_points(body) -> list:
     return [(P, list(found[P])) for P in queue]
 
 
-def _at_joint(motions, body, datum, place):
+def _at_joint(motions, body, datum, place, omega):
     """A rigid body's (G, W, h) and place moved from its mass centre C to the point O
     fixed in it whose velocity has the fewest speeds (the joint of a revolute or
     spherical joint: there its own speeds have no linear rows, and the transport from
@@ -249,8 +268,10 @@ def _at_joint(motions, body, datum, place):
         h_O = Tᵀ h_C = (h_ω + d × h_v; h_v)
 
     The velocities are checked: v_C = v_O - d × ω at two generic points (a stored velocity
-    that is not its position's derivative keeps C)."""
-    G, W, h = datum
+    that is not its position's derivative keeps C). The split h = W a0 + b moves with it:
+    a0_C = T a0_O + (0; ω × (ω × d)) (ω: the body's angular velocity), so
+    a0_O = (α0; a0 of O) and b_O = Tᵀ (b_ω; b_v + m ω × (ω × d))."""
+    G, W, h, (a0, b) = datum
     X = place[1]
     p = len(G[0])
     best, count = None, sum(any(G[i][j] != 0 for i in range(3, 6)) for j in range(p))
@@ -280,7 +301,9 @@ def _at_joint(motions, body, datum, place):
         + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
-    return (G, W, h), (O, X)
+    bv = add(b[3:], [m * c for c in cross(omega, cross(omega, d))])
+    split = (a0[:3] + list(v.rate0), add(b[:3], cross(d, bv)) + bv)
+    return (G, W, h, split), (O, X)
 
 
 def _applied(motions, bodies, places, data, loads) -> list:
@@ -297,8 +320,9 @@ def _applied(motions, bodies, places, data, loads) -> list:
         if k is None:
             rest.append((where, vec))
             continue
-        X, h = places[k][1], data[k][2]
+        X, h, b = places[k][1], data[k][2], data[k][3][1]
         rows = range(3, 6) if where in centres else range(3)
         for i, c in zip(rows, motions.components(vec, X)):
             h[i] -= c
+            b[i] -= c
     return rest
