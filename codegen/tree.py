@@ -127,9 +127,11 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     return Tree(nodes=nodes, Q=list(Q))
 
 
-def _split_on(rows, W, a0, b):
-    """(a0, b) of h = W a0 + b restricted to rows: W's columns off the rows (where A,
-    linear in u', is zero but a0 need not be) folded into b."""
+def _split_on(rows, W, a0, b, g=(0, 0, 0)):
+    """(a0, b) of h = W a0 + b restricted to rows, a0 with the uniform field g's
+    acceleration (0; g) added: W's columns off the rows (where A, linear in u', is
+    zero but a0 need not be) folded into b."""
+    a0 = a0[:3] + add(a0[3:], g)
     off = [c for c in range(6) if c not in rows and a0[c] != 0]
     return [a0[i] for i in rows], [b[i] + sm.Add(*[W[i][c] * a0[c] for c in off])
                                    for i in rows]
@@ -200,7 +202,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
                 b[:3] = cross(w.value, matvec(I, w.value))
                 h[:3] = add(matvec(I, w.rate0), b[:3])
                 a0[:3], omega = w.rate0, w.value
-            data.append((G, W, h, (a0, b)))
+            data.append((G, W, h, (a0, b, [sm.S.Zero] * 3)))
             omegas.append(omega)
             places.append((P, X))
         Q = generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
@@ -271,7 +273,7 @@ def _at_joint(motions, body, datum, place, omega):
     that is not its position's derivative keeps C). The split h = W a0 + b moves with it:
     a0_C = T a0_O + (0; ω × (ω × d)) (ω: the body's angular velocity), so
     a0_O = (α0; a0 of O) and b_O = Tᵀ (b_ω; b_v + m ω × (ω × d))."""
-    G, W, h, (a0, b) = datum
+    G, W, h, (a0, b, g) = datum
     X = place[1]
     p = len(G[0])
     best, count = None, sum(any(G[i][j] != 0 for i in range(3, 6)) for j in range(p))
@@ -302,7 +304,7 @@ def _at_joint(motions, body, datum, place, omega):
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
     bv = add(b[3:], [m * c for c in cross(omega, cross(omega, d))])
-    split = (a0[:3] + list(v.rate0), add(b[:3], cross(d, bv)) + bv)
+    split = (a0[:3] + list(v.rate0), add(b[:3], cross(d, bv)) + bv, g)
     return (G, W, h, split), (O, X)
 
 
@@ -314,15 +316,56 @@ def _applied(motions, bodies, places, data, loads) -> list:
         centres.setdefault(body.masscenter, k)
         if is_rigid(body) and places[k][1] == body.frame:
             frames.setdefault(body.frame, k)
+    uniform = _field(motions, centres, data, loads)
     rest = []
-    for where, vec in loads:
+    for n, (where, vec) in enumerate(loads):
         k = centres.get(where) if where in centres else frames.get(where)
         if k is None:
             rest.append((where, vec))
             continue
-        X, h, b = places[k][1], data[k][2], data[k][3][1]
+        X, h, (_, b, g) = places[k][1], data[k][2], data[k][3]
         rows = range(3, 6) if where in centres else range(3)
         for i, c in zip(rows, motions.components(vec, X)):
             h[i] -= c
-            b[i] -= c
+        if uniform is not None and n in uniform[1]:
+            # m g on the mass centre is W (0; g) at any point of the body: in a0, not b
+            g[:] = add(g, [-c for c in motions.components(uniform[0], X)])
+        else:
+            for i, c in zip(rows, motions.components(vec, X)):
+                b[i] -= c
     return rest
+
+
+def _field(motions, centres, data, loads):
+    """(g, indices): a uniform field, the same constant vector g (in the Newtonian frame)
+    times each body's mass, as the loads (their indices) on two or more mass centres;
+    or None."""
+    N = motions.N
+    found, g = set(), None
+    for n, (where, vec) in enumerate(loads):
+        k = centres.get(where)
+        if k is None:
+            continue
+        m = sm.sympify(data[k][1][3][3])
+        if m == 0:
+            continue
+        comps = [sm.sympify(c) / m for c in motions.components(vec, N)]
+        if any(c.has(AppliedUndef, sm.Derivative) or c.free_symbols & m.free_symbols
+               for c in comps):
+            continue
+        if g is None:
+            g = comps
+        elif not all(_same(a, c) for a, c in zip(g, comps)):
+            return None
+        found.add(n)
+    if len(found) < 2:
+        return None
+    return N.x * g[0] + N.y * g[1] + N.z * g[2], found
+
+
+def _same(a, c) -> bool:
+    """a = c, exactly or as numbers to rounding (each mass divided out of its m g)."""
+    d, size = as_number(a - c), as_number(c)
+    if d is None or size is None:
+        return d == 0 or sm.simplify(a - c) == 0
+    return abs(d) <= 1e-12 * (1 + abs(size))
