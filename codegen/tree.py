@@ -199,8 +199,8 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
                 for i in range(3):
                     G[i] = [w.partials[j][i] for j in range(p)]
                     W[i][:3] = I[i]
-                b[:3] = cross(w.value, matvec(I, w.value))
-                h[:3] = add(matvec(I, w.rate0), b[:3])
+                # b: the loads alone until _at_joint adds ω × Iω where the body is taken
+                h[:3] = add(matvec(I, w.rate0), cross(w.value, matvec(I, w.value)))
                 a0[:3], omega = w.rate0, w.value
             data.append((G, W, h, (a0, b, [sm.S.Zero] * 3)))
             omegas.append(omega)
@@ -272,7 +272,9 @@ def _at_joint(motions, body, datum, place, omega):
     The velocities are checked: v_C = v_O - d × ω at two generic points (a stored velocity
     that is not its position's derivative keeps C). The split h = W a0 + b moves with it:
     a0_C = T a0_O + (0; ω × (ω × d)) (ω: the body's angular velocity), so
-    a0_O = (α0; a0 of O) and b_O = Tᵀ (b_ω; b_v + m ω × (ω × d))."""
+    a0_O = (α0; a0 of O) and, with b_C = (ω × I ω; 0) + the loads' b_L,
+    b_O = Tᵀ b_C + Tᵀ (0; m ω × (ω × d)) = (ω × I_O ω; m ω × (ω × d)) + Tᵀ b_L
+    (I_O = I - m d×d×, the inertia about O: one product by it, not two)."""
     G, W, h, (a0, b, g) = datum
     X = place[1]
     p = len(G[0])
@@ -287,14 +289,14 @@ def _at_joint(motions, body, datum, place, omega):
             best, count = (O, [motions.kin.to_plain(c, f"the position of {body.masscenter}")
                                for c in d], v), n
     if best is None:
-        return datum, place
+        return _gyroscopic(datum, omega), place
     O, d, v = best
     check = []
     for j in range(p):
         shifted = add(v.partials[j], [-e for e in cross(d, [G[i][j] for i in range(3)])])
         check += [G[3 + i][j] - shifted[i] for i in range(3)]
     if not vanishes(check, motions.numeric):
-        return datum, place
+        return _gyroscopic(datum, omega), place
     m = W[3][3]
     dx = skew(d)
     top = sm.Matrix(3, 3, lambda i, c: W[i][c]) - m * dx * dx
@@ -303,9 +305,17 @@ def _at_joint(motions, body, datum, place, omega):
         + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
+    gyro = cross(omega, matvec(top.tolist(), omega))
     bv = add(b[3:], [m * c for c in cross(omega, cross(omega, d))])
-    split = (a0[:3] + list(v.rate0), add(b[:3], cross(d, bv)) + bv, g)
+    split = (a0[:3] + list(v.rate0), add(gyro, add(b[:3], cross(d, b[3:]))) + bv, g)
     return (G, W, h, split), (O, X)
+
+
+def _gyroscopic(datum, omega):
+    """datum with ω × I ω added to its split's b (taken at the mass centre)."""
+    G, W, h, (a0, b, g) = datum
+    I = [row[:3] for row in W[:3]]
+    return G, W, h, (a0, add(b[:3], cross(omega, matvec(I, omega))) + b[3:], g)
 
 
 def _applied(motions, bodies, places, data, loads) -> list:
