@@ -98,7 +98,9 @@ def _tree_inputs(eom, split=False):
     define = _Definitions(prog.temporaries, prog.names)
     vals = {}
     for (k, name, i), e in zip(where, out["base"]):
-        vals[k, name, i] = define(f"{name}{k}_{i}", e)
+        # the split's a0 and b enter one sum each (codegen.inverse): inline, one
+        # statement fewer each (a long program is emitted in parts, codegen.emit)
+        vals[k, name, i] = e if name in "ab" else define(f"{name}{k}_{i}", e)
     Q = [sm.sympify(e) for e in tree.Q]
     for j, e in zip(qpos, out["Q"]):
         Q[j] = define(f"Q{j}", e)
