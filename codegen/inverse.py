@@ -43,7 +43,9 @@ def inverse_program(eom, with_qd: bool = False) -> Program | None:
 
 
 def _newton_euler(eom, with_qd) -> Program:
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
+    # the Jacobian's (with_qd) unsplit: the split's fewer operations come with more
+    # definitions, which its derivative program multiplies (codegen.jacobian.AUTO_LIMIT)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=not with_qd)
     nodes = eom.tree.nodes
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):
@@ -65,16 +67,20 @@ def newton_euler(nodes, S, W, h, Q, T, define, ud) -> list:
     """tau = M ud - F by the outward and inward passes over the tree's nodes (its
     subspaces S, inertias W, biases h, forces Q and transports T, codegen.recursive's
     _tree_inputs), each new quantity named through define; ud: symbols, or zeros for
-    -F (codegen.composite)."""
-    children = {nd.parent for nd in nodes}
+    -F (codegen.composite). h[k]: the bias wrench, or the pair (a0, b) of h = W a0 + b
+    (_tree_inputs' split): then f = W (A + a0) + b, one product by W."""
     # outward: the accelerations linear in u', and each body's wrench
     A, f = [None] * len(nodes), [None] * len(nodes)
     for k, nd in enumerate(nodes):
         Ak = _carried(k, nd, T, A) + S[k] * sm.Matrix([ud[j] for j in nd.speeds])
-        if k in children:
-            Ak = sm.Matrix([define(f"ia{k}_{i}", v) for i, v in enumerate(Ak)])
-        A[k] = Ak
-        f[k] = W[k] * Ak + sm.Matrix(h[k])
+        A[k] = Ak = sm.Matrix([define(f"ia{k}_{i}", v) for i, v in enumerate(Ak)])
+        if isinstance(h[k], tuple):
+            a0, b = h[k]
+            # named: a number times a sum would be distributed, W's products repeated
+            total = sm.Matrix([define(f"it{k}_{i}", v + e) for i, (v, e) in enumerate(zip(Ak, a0))])
+            f[k] = W[k] * total + sm.Matrix(b)
+        else:
+            f[k] = W[k] * Ak + sm.Matrix(h[k])
     # inward: each joint's share, then its wrench carried to the parent
     tau = [None] * len(Q)
     for k in reversed(range(len(nodes))):

@@ -74,14 +74,17 @@ class _Definitions:
         return s
 
 
-def _tree_inputs(eom):
+def _tree_inputs(eom, split=False):
     """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W,
     h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
-    then a named temporary; T[k] the transport into node k (None for a root)."""
+    then a named temporary; T[k] the transport into node k (None for a root). split
+    (every node's h split as W a0 + b, codegen.tree): h is the pair (a0, b) of lists."""
     tree = eom.tree
+    split = split and all(nd.a0 is not None for nd in tree.nodes)
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
-        for name, values in (("s", [e for row in nd.s for e in row]), ("h", nd.h),
+        bias = (("a", nd.a0), ("b", nd.b)) if split else (("h", nd.h),)
+        for name, values in (("s", [e for row in nd.s for e in row]), *bias,
                              ("W", [e for row in nd.W for e in row]),
                              ("R", [e for row in nd.R or [] for e in row]), ("r", nd.r or [])):
             for i, e in enumerate(values):
@@ -95,7 +98,9 @@ def _tree_inputs(eom):
     define = _Definitions(prog.temporaries, prog.names)
     vals = {}
     for (k, name, i), e in zip(where, out["base"]):
-        vals[k, name, i] = define(f"{name}{k}_{i}", e)
+        # the split's a0 and b enter one sum each (codegen.inverse): inline, one
+        # statement fewer each (a long program is emitted in parts, codegen.emit)
+        vals[k, name, i] = e if name in "ab" else define(f"{name}{k}_{i}", e)
     Q = [sm.sympify(e) for e in tree.Q]
     for j, e in zip(qpos, out["Q"]):
         Q[j] = define(f"Q{j}", e)
@@ -105,7 +110,8 @@ def _tree_inputs(eom):
     nodes = tree.nodes
     S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
          for k, nd in enumerate(nodes)]
-    h = [get(k, "h", nd.h) for k, nd in enumerate(nodes)]
+    h = [(get(k, "a", nd.a0), get(k, "b", nd.b)) if split else get(k, "h", nd.h)
+         for k, nd in enumerate(nodes)]
     W = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
          for k, nd in enumerate(nodes)]
     T = [None if nd.R is None else

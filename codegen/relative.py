@@ -61,6 +61,10 @@ _ZERO3 = (sm.S.Zero, sm.S.Zero, sm.S.Zero)
 #: a composed vector's (a rate's) entry of at most this many operations stays inline (_vec)
 INLINE_OPERATIONS, INLINE_RATE = 3, 6
 
+#: T(X, Y) of frames this many joints apart, one the other's ancestor, composed along
+#: the path between them (codegen.relative's _near), not through N
+NEAR_STEPS = 3
+
 
 class NotRelative(ValueError):
     """The model's velocities cannot be composed from relative motions."""
@@ -165,6 +169,9 @@ class RelativeMotions(Motions):
                 self._rot_pair[key] = (self._dcm(X, Y) if self._parent[X] == Y
                                        else transpose(self._dcm(Y, X)))
             return self._rot_pair[key]
+        near = self._near(X, Y)
+        if near is not None:
+            return near
         CX = self.rot_from_N(X) if X != self.N else None
         CY = self.rot_from_N(Y) if Y != self.N else None
         if CY is None:
@@ -178,6 +185,31 @@ class RelativeMotions(Motions):
             self._rot_pair[key] = [[define(self.items, f"T{a}_{b}_{i}{j}", T[i][j])
                                     for j in range(3)] for i in range(3)]
         return self._rot_pair[key]
+
+    def _near(self, X, Y):
+        """T(X, Y) as the product of the joints' rotations between them when one is
+        the other's ancestor within NEAR_STEPS (a URDF link and its parent link, with
+        the joint frame between them): a constant rotation times one joint's, where
+        C_X C_Yᵀ would be a dense product of two rotations from N; else None."""
+        for A, B, flip in ((X, Y, False), (Y, X, True)):
+            path, F = [A], A
+            while len(path) <= NEAR_STEPS and F != B and self._parent.get(F) is not None:
+                F = self._parent[F]
+                path.append(F)
+            if F != B or B == self.N:
+                continue
+            key = (X, Y)
+            if key not in self._rot_pair:
+                T = self._dcm(path[0], path[1])
+                for F, P in zip(path[1:], path[2:]):
+                    T = matmul(T, self._dcm(F, P))
+                if flip:
+                    T = transpose(T)
+                a, b = self._index(X), self._index(Y)
+                self._rot_pair[key] = [[define(self.items, f"T{a}_{b}_{i}{j}", T[i][j])
+                                        for j in range(3)] for i in range(3)]
+            return self._rot_pair[key]
+        return None
 
     def turn(self, X, Y, v):
         if v is _ZERO3:

@@ -48,6 +48,10 @@ class TreeNode:
     # from the parent's in the parent's components (None for a root)
     R: list = None
     r: list = None
+    # h = W a0 + b on rows (None where not split): a0 the u'-free acceleration, so that
+    # the Newton–Euler passes (codegen.inverse) form W (A + a0) + b with one product by W
+    a0: list = None
+    b: list = None
 
 
 @dataclass
@@ -63,10 +67,11 @@ class Tree:
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
             why: list | None = None) -> Tree | None:
-    """The tree of bodies [(G, W, h)] or None.
+    """The tree of bodies [(G, W, h)] or [(G, W, h, (a0, b))] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
-    h: 6 bias wrench, each body in its own components; transport(k, parent):
+    h: 6 bias wrench, each body in its own components (optionally split as
+    h = W a0 + b, a0 its u'-free acceleration); transport(k, parent):
     (R, r), the rotation from the parent's components to body k's and the offset of
     k's reference point from the parent's in the parent's, so that (ω; v)_k =
     X (ω; v)_parent with X = [[R, 0], [-R r×, R]] for a rigid connection; numeric:
@@ -76,7 +81,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
             why.append(reason)
         return None
     nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
-          for G, _, _ in bodies]
+          for G, *_ in bodies]
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
     by_set = {}
     for k in live:
@@ -104,7 +109,8 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
         checkpoint()
-        G, W, h = bodies[k]
+        G, W, h = bodies[k][:3]
+        a0, b = _split_on(rows[k], W, *bodies[k][3]) if len(bodies[k]) > 3 else (None, None)
         own = owned[k]
         pk = parent[k]
         if pk != -1:
@@ -117,8 +123,18 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
                               h=[h[i] for i in rows[k]],
                               R=None if pk == -1 else [list(row) for row in R.tolist()],
-                              r=None if pk == -1 else list(r)))
+                              r=None if pk == -1 else list(r), a0=a0, b=b))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _split_on(rows, W, a0, b, g=(0, 0, 0)):
+    """(a0, b) of h = W a0 + b restricted to rows, a0 with the uniform field g's
+    acceleration (0; g) added: W's columns off the rows (where A, linear in u', is
+    zero but a0 need not be) folded into b."""
+    a0 = a0[:3] + add(a0[3:], g)
+    off = [c for c in range(6) if c not in rows and a0[c] != 0]
+    return [a0[i] for i in rows], [b[i] + sm.Add(*[W[i][c] * a0[c] for c in off])
+                                   for i in rows]
 
 
 def _carried(G, Gp, cols, R, r, numeric) -> bool:
@@ -161,7 +177,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
     motions: the formulation's codegen.motions.Motions; why: see tree_of."""
     kin = motions.kin
     p = len(kin.speeds)
-    data, places = [], []
+    data, places, omegas = [], [], []
     try:
         for body in bodies:
             P = body.masscenter
@@ -174,6 +190,8 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
             for i in range(3, 6):
                 W[i][i] = m
             h = [sm.S.Zero] * 3 + [m * c for c in v.rate0]
+            a0, b = [sm.S.Zero] * 3 + list(v.rate0), [sm.S.Zero] * 6
+            omega = None
             if is_rigid(body):
                 w = motions.frame(body.frame, X)
                 I = [[kin.to_plain(c, f"the inertia of {body}") for c in row]
@@ -181,8 +199,11 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
                 for i in range(3):
                     G[i] = [w.partials[j][i] for j in range(p)]
                     W[i][:3] = I[i]
+                # b: the loads alone until _at_joint adds ω × Iω where the body is taken
                 h[:3] = add(matvec(I, w.rate0), cross(w.value, matvec(I, w.value)))
-            data.append((G, W, h))
+                a0[:3], omega = w.rate0, w.value
+            data.append((G, W, h, (a0, b, [sm.S.Zero] * 3)))
+            omegas.append(omega)
             places.append((P, X))
         Q = generalized_forces(motions, _applied(motions, bodies, places, data, loads), p)
     except ValueError:          # a mass centre the kinematics cannot reach
@@ -191,7 +212,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
         return None
     for k, body in enumerate(bodies):
         if is_rigid(body):
-            data[k], places[k] = _at_joint(motions, body, data[k], places[k])
+            data[k], places[k] = _at_joint(motions, body, data[k], places[k], omegas[k])
 
     def transport(k, parent):
         """(R, r): v_k = R (v_p + ω_p × r), ω_k = R ω_p, each in its own frame."""
@@ -238,7 +259,7 @@ def _fixed_points(body) -> list:
     return [(P, list(found[P])) for P in queue]
 
 
-def _at_joint(motions, body, datum, place):
+def _at_joint(motions, body, datum, place, omega):
     """A rigid body's (G, W, h) and place moved from its mass centre C to the point O
     fixed in it whose velocity has the fewest speeds (the joint of a revolute or
     spherical joint: there its own speeds have no linear rows, and the transport from
@@ -249,8 +270,12 @@ def _at_joint(motions, body, datum, place):
         h_O = Tᵀ h_C = (h_ω + d × h_v; h_v)
 
     The velocities are checked: v_C = v_O - d × ω at two generic points (a stored velocity
-    that is not its position's derivative keeps C)."""
-    G, W, h = datum
+    that is not its position's derivative keeps C). The split h = W a0 + b moves with it:
+    a0_C = T a0_O + (0; ω × (ω × d)) (ω: the body's angular velocity), so
+    a0_O = (α0; a0 of O) and, with b_C = (ω × I ω; 0) + the loads' b_L,
+    b_O = Tᵀ b_C + Tᵀ (0; m ω × (ω × d)) = (ω × I_O ω; m ω × (ω × d)) + Tᵀ b_L
+    (I_O = I - m d×d×, the inertia about O: one product by it, not two)."""
+    G, W, h, (a0, b, g) = datum
     X = place[1]
     p = len(G[0])
     best, count = None, sum(any(G[i][j] != 0 for i in range(3, 6)) for j in range(p))
@@ -264,14 +289,14 @@ def _at_joint(motions, body, datum, place):
             best, count = (O, [motions.kin.to_plain(c, f"the position of {body.masscenter}")
                                for c in d], v), n
     if best is None:
-        return datum, place
+        return _gyroscopic(datum, omega), place
     O, d, v = best
     check = []
     for j in range(p):
         shifted = add(v.partials[j], [-e for e in cross(d, [G[i][j] for i in range(3)])])
         check += [G[3 + i][j] - shifted[i] for i in range(3)]
     if not vanishes(check, motions.numeric):
-        return datum, place
+        return _gyroscopic(datum, omega), place
     m = W[3][3]
     dx = skew(d)
     top = sm.Matrix(3, 3, lambda i, c: W[i][c]) - m * dx * dx
@@ -280,7 +305,17 @@ def _at_joint(motions, body, datum, place):
         + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
-    return (G, W, h), (O, X)
+    gyro = cross(omega, matvec(top.tolist(), omega))
+    bv = add(b[3:], [m * c for c in cross(omega, cross(omega, d))])
+    split = (a0[:3] + list(v.rate0), add(gyro, add(b[:3], cross(d, b[3:]))) + bv, g)
+    return (G, W, h, split), (O, X)
+
+
+def _gyroscopic(datum, omega):
+    """datum with ω × I ω added to its split's b (taken at the mass centre)."""
+    G, W, h, (a0, b, g) = datum
+    I = [row[:3] for row in W[:3]]
+    return G, W, h, (a0, add(b[:3], cross(omega, matvec(I, omega))) + b[3:], g)
 
 
 def _applied(motions, bodies, places, data, loads) -> list:
@@ -291,14 +326,56 @@ def _applied(motions, bodies, places, data, loads) -> list:
         centres.setdefault(body.masscenter, k)
         if is_rigid(body) and places[k][1] == body.frame:
             frames.setdefault(body.frame, k)
+    uniform = _field(motions, centres, data, loads)
     rest = []
-    for where, vec in loads:
+    for n, (where, vec) in enumerate(loads):
         k = centres.get(where) if where in centres else frames.get(where)
         if k is None:
             rest.append((where, vec))
             continue
-        X, h = places[k][1], data[k][2]
+        X, h, (_, b, g) = places[k][1], data[k][2], data[k][3]
         rows = range(3, 6) if where in centres else range(3)
         for i, c in zip(rows, motions.components(vec, X)):
             h[i] -= c
+        if uniform is not None and n in uniform[1]:
+            # m g on the mass centre is W (0; g) at any point of the body: in a0, not b
+            g[:] = add(g, [-c for c in motions.components(uniform[0], X)])
+        else:
+            for i, c in zip(rows, motions.components(vec, X)):
+                b[i] -= c
     return rest
+
+
+def _field(motions, centres, data, loads):
+    """(g, indices): a uniform field, the same constant vector g (in the Newtonian frame)
+    times each body's mass, as the loads (their indices) on two or more mass centres;
+    or None."""
+    N = motions.N
+    found, g = set(), None
+    for n, (where, vec) in enumerate(loads):
+        k = centres.get(where)
+        if k is None:
+            continue
+        m = sm.sympify(data[k][1][3][3])
+        if m == 0:
+            continue
+        comps = [sm.sympify(c) / m for c in motions.components(vec, N)]
+        if any(c.has(AppliedUndef, sm.Derivative) or c.free_symbols & m.free_symbols
+               for c in comps):
+            continue
+        if g is None:
+            g = comps
+        elif not all(_same(a, c) for a, c in zip(g, comps)):
+            return None
+        found.add(n)
+    if len(found) < 2:
+        return None
+    return N.x * g[0] + N.y * g[1] + N.z * g[2], found
+
+
+def _same(a, c) -> bool:
+    """a = c, exactly or as numbers to rounding (each mass divided out of its m g)."""
+    d, size = as_number(a - c), as_number(c)
+    if d is None or size is None:
+        return d == 0 or sm.simplify(a - c) == 0
+    return abs(d) <= 1e-12 * (1 + abs(size))
