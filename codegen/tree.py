@@ -350,7 +350,7 @@ def _at_joint(motions, body, datum, place, omega):
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
     gyro = cross(omega, matvec(top.tolist(), omega))
-    bv = add(b[3:], [m * c for c in cross(omega, cross(omega, d))])
+    bv = add(b[3:], cross(omega, cross(omega, [m * c for c in d])))     # m d: numbers
     split = (a0[:3] + list(v.rate0), add(gyro, add(b[:3], cross(d, b[3:]))) + bv, g)
     return (G, W, h, split), (O, X)
 
