@@ -162,7 +162,7 @@ def _velocity_product(R, r, G, own, speeds, omega, omega_p, a0, a0_p, numeric):
     if omega is None or omega_p is None:
         return None
     rel = [sm.Add(*[G[i][j] * speeds[j] for j in own]) for i in range(3)]
-    c = cross(omega, rel) + cross(omega_p, cross(omega_p, r))
+    c = cross(omega, rel) + cross(omega_p, _cross_kept(omega_p, r))
     shifted = sm.Matrix(a0_p[:3] + add(a0_p[3:], c[3:]))
     carried = spatial_transform(R, r) * shifted
     if not vanishes([a0[i] - carried[i] - (c[i] if i < 3 else 0) for i in range(6)],
@@ -349,10 +349,33 @@ def _at_joint(motions, body, datum, place, omega):
         + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
-    gyro = cross(omega, matvec(top.tolist(), omega))
-    bv = add(b[3:], cross(omega, cross(omega, [m * c for c in d])))     # m d: numbers
+    gyro = cross(omega, _matvec_kept(top.tolist(), omega))
+    bv = add(b[3:], cross(omega, _cross_kept(omega, [m * c for c in d])))     # m d: numbers
     split = (a0[:3] + list(v.rate0), add(gyro, add(b[:3], cross(d, b[3:]))) + bv, g)
     return (G, W, h, split), (O, X)
+
+
+def _times(c, e):
+    """c e, a number times a sum kept as a product: SymPy would distribute it, and a
+    joint's ω component (its speed plus its parent's, inline) costs one product, not one
+    per term."""
+    c = sm.sympify(c)
+    if c.is_number and isinstance(e, sm.Add):
+        if c.is_extended_negative:      # the CSE would take -1 out and distribute c
+            c, e = -c, sm.Add(*[-a for a in e.args])
+        return sm.Mul(c, e, evaluate=False)
+    return c * e
+
+
+def _matvec_kept(R, v):
+    """R v (R by rows), numbers times sums kept (_times)."""
+    return [sm.Add(*[_times(x, y) for x, y in zip(row, v) if x != 0 and y != 0]) for row in R]
+
+
+def _cross_kept(a, b):
+    """a × b, b's numbers times a's sums kept (_times)."""
+    return [_times(b[2], a[1]) + _times(-b[1], a[2]), _times(b[0], a[2]) + _times(-b[2], a[0]),
+            _times(b[1], a[0]) + _times(-b[0], a[1])]       # a difference would distribute
 
 
 def _gyroscopic(datum, omega):
