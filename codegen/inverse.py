@@ -13,7 +13,10 @@ generalized force is its share of them less the other loads' Q:
     tau_j = s_bᵀ f̂_b - Q_j,               f̂_parent += X_bᵀ f̂_b
 
 (f̂_b: f_b plus its children's), which is ∂S/∂u' - Q = M u' - F in O(n), without
-M. Without a tree (run-time constraints, recursive=False, a model that is no
+M. Where every child joint turns about its point with a constant axis (codegen.tree's
+velocity product c), the total acceleration A + a0 is carried outward instead, as
+Pinocchio's RNEA carries it, gravity as the root's (0; -g): no body's u'-free
+acceleration is then formed from the formulation's expressions. Without a tree (run-time constraints, recursive=False, a model that is no
 tree) there is no program: the runtime forms M u' - F from the model's M and F.
 
 The tree's inputs (one CSE over s, W, h, R, r, Q) and its transports are those
