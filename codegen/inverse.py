@@ -13,7 +13,10 @@ generalized force is its share of them less the other loads' Q:
     tau_j = s_bᵀ f̂_b - Q_j,               f̂_parent += X_bᵀ f̂_b
 
 (f̂_b: f_b plus its children's), which is ∂S/∂u' - Q = M u' - F in O(n), without
-M. Without a tree (run-time constraints, recursive=False, a model that is no
+M. Where every child joint turns about its point with a constant axis (codegen.tree's
+velocity product c), the total acceleration A + a0 is carried outward instead, as
+Pinocchio's RNEA carries it, gravity as the root's (0; -g): no body's u'-free
+acceleration is then formed from the formulation's expressions. Without a tree (run-time constraints, recursive=False, a model that is no
 tree) there is no program: the runtime forms M u' - F from the model's M and F.
 
 The tree's inputs (one CSE over s, W, h, R, r, Q) and its transports are those
@@ -27,7 +30,7 @@ from sympy.core.function import AppliedUndef
 
 from .program import Input, Program, live_temporaries
 # the forward recursion's inputs and transports, shared
-from .recursive import _carried, _planar, _tree_inputs
+from .recursive import _carried, _planar, _Transport, _tree_inputs
 
 __all__ = ["inverse_program", "newton_euler"]
 
@@ -45,15 +48,17 @@ def inverse_program(eom, with_qd: bool = False) -> Program | None:
 def _newton_euler(eom, with_qd) -> Program:
     # the Jacobian's (with_qd) unsplit: the split's fewer operations come with more
     # definitions, which its derivative program multiplies (codegen.jacobian.AUTO_LIMIT)
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=not with_qd)
     nodes = eom.tree.nodes
+    carry = not with_qd and all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None)
+                                for nd in nodes)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=not with_qd, carry=carry)
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")
-    tau = newton_euler(nodes, S, W, h, Q, T, define, ud)
+    tau = newton_euler(nodes, S, W, h, Q, T, define, ud, carried=carry)
     outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
-    temps = live_temporaries(define.temps, outputs)
+    temps = _just_in_time(live_temporaries(define.temps, outputs), outputs)
     used = set()
     for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
         used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
@@ -63,12 +68,40 @@ def _newton_euler(eom, with_qd) -> Program:
     return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
 
 
-def newton_euler(nodes, S, W, h, Q, T, define, ud) -> list:
+def _just_in_time(temporaries: list, outputs: list) -> list:
+    """The temporaries in the order the outputs need them, depth first: each right
+    before its first use (a body's kinematics beside its step of the passes), not all
+    of the inputs' CSE first, so that fewer values are live at once and the C compiler
+    keeps more of them in registers."""
+    index = {sym: i for i, (sym, _) in enumerate(temporaries)}
+    deps = [sorted(index[d] for d in e.free_symbols if d in index) for _, e in temporaries]
+    done, order = [False] * len(temporaries), []
+    for e in [e for _, exprs in outputs for e in exprs]:
+        stack = [(i, 0) for i in reversed(sorted(index[d] for d in sm.sympify(e).free_symbols
+                                                 if d in index))]
+        while stack:
+            k, j = stack.pop()
+            if done[k]:
+                continue
+            if j < len(deps[k]):
+                stack.append((k, j + 1))
+                stack.append((deps[k][j], 0))
+            else:
+                done[k] = True
+                order.append(k)
+    return [temporaries[k] for k in order]
+
+
+def newton_euler(nodes, S, W, h, Q, T, define, ud, carried=False) -> list:
     """tau = M ud - F by the outward and inward passes over the tree's nodes (its
     subspaces S, inertias W, biases h, forces Q and transports T, codegen.recursive's
     _tree_inputs), each new quantity named through define; ud: symbols, or zeros for
     -F (codegen.composite). h[k]: the bias wrench, or the pair (a0, b) of h = W a0 + b
-    (_tree_inputs' split): then f = W (A + a0) + b, one product by W."""
+    (_tree_inputs' split): then f = W (A + a0) + b, one product by W. carried
+    (_tree_inputs' carry): the total acceleration A + a0 carried outward on all six
+    rows (_total_accelerations), W on the node's rows and all six columns."""
+    if carried:
+        return _inward(nodes, S, Q, T, define, _total_accelerations(nodes, S, W, h, T, define, ud))
     # outward: the accelerations linear in u', and each body's wrench
     A, f = [None] * len(nodes), [None] * len(nodes)
     for k, nd in enumerate(nodes):
@@ -81,7 +114,39 @@ def newton_euler(nodes, S, W, h, Q, T, define, ud) -> list:
             f[k] = W[k] * total + sm.Matrix(b)
         else:
             f[k] = W[k] * Ak + sm.Matrix(h[k])
-    # inward: each joint's share, then its wrench carried to the parent
+    return _inward(nodes, S, Q, T, define, f)
+
+
+def _total_accelerations(nodes, S, W, h, T, define, ud) -> list:
+    """Each body's wrench f = W a + b from its total acceleration a (on all six rows),
+    carried outward as Pinocchio's RNEA carries it: a root's a = a0x + s u', a child's
+
+        a = X (a_parent + (0; e)) + (c_ω; 0) + s u'
+
+    (h[k] = (a0x or c = (c_ω; e), b), codegen.tree.TreeNode): the u'-free acceleration is
+    not formed from the formulation's expressions body by body, and gravity, the root's
+    (0; -g), rides along in X."""
+    a, f = [None] * len(nodes), [None] * len(nodes)
+    every = list(range(6))
+    for k, nd in enumerate(nodes):
+        c, b = h[k]
+        own = S[k] * sm.Matrix([ud[j] for j in nd.speeds])
+        if nd.parent < 0:
+            ak = sm.Matrix(c)
+        else:
+            shifted = a[nd.parent] + sm.Matrix([0, 0, 0] + list(c[3:]))
+            ak = _Transport(T[k].R, T[k].r, every, every, define, k)(shifted) \
+                + sm.Matrix(list(c[:3]) + [0, 0, 0])
+        for i, row in enumerate(nd.rows):
+            ak[row] += own[i]
+        a[k] = sm.Matrix([define(f"ia{k}_{i}", v) for i, v in enumerate(ak)])
+        f[k] = W[k] * a[k] + sm.Matrix(b)
+    return f
+
+
+def _inward(nodes, S, Q, T, define, f) -> list:
+    """Tips to root: each joint's share of its wrench f[k] (with its children's), the
+    wrench then carried to the parent."""
     tau = [None] * len(Q)
     for k in reversed(range(len(nodes))):
         nd = nodes[k]

@@ -74,18 +74,23 @@ class _Definitions:
         return s
 
 
-def _tree_inputs(eom, split=False):
+def _tree_inputs(eom, split=False, carry=False):
     """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W,
     h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
     then a named temporary; T[k] the transport into node k (None for a root). split
-    (every node's h split as W a0 + b, codegen.tree): h is the pair (a0, b) of lists."""
+    (every node's h split as W a0 + b, codegen.tree): h is the pair (a0, b) of lists.
+    carry (with split; every child has its velocity product c, codegen.inverse): h is
+    the pair (a0x for a root, c for a child; bx) and W is Wx (codegen.tree.TreeNode)."""
     tree = eom.tree
     split = split and all(nd.a0 is not None for nd in tree.nodes)
+    carry = carry and split
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
         bias = (("a", nd.a0), ("b", nd.b)) if split else (("h", nd.h),)
+        if carry:
+            bias = (("a", nd.a0x if nd.parent < 0 else nd.c), ("b", nd.bx))
         for name, values in (("s", [e for row in nd.s for e in row]), *bias,
-                             ("W", [e for row in nd.W for e in row]),
+                             ("W", [e for row in (nd.Wx if carry else nd.W) for e in row]),
                              ("R", [e for row in nd.R or [] for e in row]), ("r", nd.r or [])):
             for i, e in enumerate(values):
                 if not sm.sympify(e).is_number:
@@ -110,10 +115,16 @@ def _tree_inputs(eom, split=False):
     nodes = tree.nodes
     S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
          for k, nd in enumerate(nodes)]
-    h = [(get(k, "a", nd.a0), get(k, "b", nd.b)) if split else get(k, "h", nd.h)
-         for k, nd in enumerate(nodes)]
-    W = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
-         for k, nd in enumerate(nodes)]
+    if carry:
+        h = [(get(k, "a", nd.a0x if nd.parent < 0 else nd.c), get(k, "b", nd.bx))
+             for k, nd in enumerate(nodes)]
+        W = [sm.Matrix(len(nd.rows), 6, get(k, "W", [e for row in nd.Wx for e in row]))
+             for k, nd in enumerate(nodes)]
+    else:
+        h = [(get(k, "a", nd.a0), get(k, "b", nd.b)) if split else get(k, "h", nd.h)
+             for k, nd in enumerate(nodes)]
+        W = [sm.Matrix(len(nd.rows), len(nd.rows), get(k, "W", [e for row in nd.W for e in row]))
+             for k, nd in enumerate(nodes)]
     T = [None if nd.R is None else
          _Transport(sm.Matrix(3, 3, get(k, "R", [e for row in nd.R for e in row])),
                     get(k, "r", nd.r), nd.rows, nodes[nd.parent].rows, define, k)

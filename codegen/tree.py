@@ -52,6 +52,15 @@ class TreeNode:
     # the Newton–Euler passes (codegen.inverse) form W (A + a0) + b with one product by W
     a0: list = None
     b: list = None
+    # the Newton–Euler passes' total acceleration carried as Pinocchio's RNEA does
+    # (codegen.inverse), where the split's a0 (gravity added) is carried by X: a0x, a0 on
+    # all six rows; for a child, c = (c_ω; e) with a0x = X (a0x_parent + (0; e)) +
+    # (c_ω; 0), the velocity product of its joint (None where that does not hold);
+    # Wx, W's rows on all six columns, and bx, b without a0's off-row columns folded in
+    a0x: list = None
+    c: list = None
+    Wx: list = None
+    bx: list = None
 
 
 @dataclass
@@ -66,7 +75,8 @@ class Tree:
 
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
-            why: list | None = None) -> Tree | None:
+            why: list | None = None, omegas: list | None = None,
+            speeds: list | None = None) -> Tree | None:
     """The tree of bodies [(G, W, h)] or [(G, W, h, (a0, b))] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
@@ -75,7 +85,10 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     (R, r), the rotation from the parent's components to body k's and the offset of
     k's reference point from the parent's in the parent's, so that (ω; v)_k =
     X (ω; v)_parent with X = [[R, 0], [-R r×, R]] for a rigid connection; numeric:
-    see codegen.symbolic.vanishes; why: a list that gets the reason when the answer is None."""
+    see codegen.symbolic.vanishes; why: a list that gets the reason when the answer is None;
+    omegas (each body's angular velocity in its components, None for a particle) and
+    speeds (the speeds' symbols): with the split, each child's velocity product c
+    (TreeNode, _velocity_product)."""
     def no(reason):
         if why is not None:
             why.append(reason)
@@ -113,18 +126,49 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         a0, b = _split_on(rows[k], W, *bodies[k][3]) if len(bodies[k]) > 3 else (None, None)
         own = owned[k]
         pk = parent[k]
+        c = None
         if pk != -1:
             R, r = transport(k, pk)
             if not _carried(G, bodies[pk][0], sorted(nz[pk]), R, r, numeric):
                 return no("a body does not carry its parent's motion rigidly")
+            if a0 is not None and omegas is not None and speeds is not None:
+                c = _velocity_product(R, r, G, own, speeds, omegas[k], omegas[pk],
+                                      _all_rows(bodies[k]), _all_rows(bodies[pk]), numeric)
         index[k] = len(nodes)
         nodes.append(TreeNode(speeds=own, parent=index[pk] if pk != -1 else -1, rows=rows[k],
                               s=[[G[i][j] for j in own] for i in rows[k]],
                               W=[[W[i][c] for c in rows[k]] for i in rows[k]],
                               h=[h[i] for i in rows[k]],
                               R=None if pk == -1 else [list(row) for row in R.tolist()],
-                              r=None if pk == -1 else list(r), a0=a0, b=b))
+                              r=None if pk == -1 else list(r), a0=a0, b=b,
+                              a0x=None if a0 is None else _all_rows(bodies[k]), c=c,
+                              Wx=[list(W[i]) for i in rows[k]],
+                              bx=None if a0 is None else [bodies[k][3][1][i] for i in rows[k]]))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _all_rows(body) -> list:
+    """A split body's a0 on all six rows, the uniform field's (0; g) added."""
+    a0, _, g = body[3][:3]
+    return list(a0[:3]) + add(a0[3:], g)
+
+
+def _velocity_product(R, r, G, own, speeds, omega, omega_p, a0, a0_p, numeric):
+    """(c_ω; e) with a0 = X (a0_p + (0; e)) + (c_ω; 0), X = [[R, 0], [-R r×, R]], or
+    None: for a joint that turns about its point (r constant in the parent, s constant in
+    the child, no linear rows), c_ω = ω × (s_ω u) and e = ω_p × (ω_p × r), the
+    derivative of ω = R ω_p + s_ω u and of the offset's R (ω_p × r), as Pinocchio's RNEA
+    forms them. Checked at two generic points (numeric) instead of assumed."""
+    if omega is None or omega_p is None:
+        return None
+    rel = [sm.Add(*[G[i][j] * speeds[j] for j in own]) for i in range(3)]
+    c = cross(omega, rel) + cross(omega_p, _cross_kept(omega_p, r))
+    shifted = sm.Matrix(a0_p[:3] + add(a0_p[3:], c[3:]))
+    carried = spatial_transform(R, r) * shifted
+    if not vanishes([a0[i] - carried[i] - (c[i] if i < 3 else 0) for i in range(6)],
+                    numeric, relative=True):
+        return None
+    return c
 
 
 def _split_on(rows, W, a0, b, g=(0, 0, 0)):
@@ -220,7 +264,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
         return motions.rotation(Xk, Xp), motions.components(Pk.pos_from(Pp), Xp)
 
     try:
-        return tree_of(data, Q, p, transport, motions.numeric, why)
+        return tree_of(data, Q, p, transport, motions.numeric, why, omegas, kin.speeds)
     except ValueError as exc:
         if why is not None:
             why.append(str(exc))
@@ -305,10 +349,33 @@ def _at_joint(motions, body, datum, place, omega):
         + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
-    gyro = cross(omega, matvec(top.tolist(), omega))
-    bv = add(b[3:], [m * c for c in cross(omega, cross(omega, d))])
+    gyro = cross(omega, _matvec_kept(top.tolist(), omega))
+    bv = add(b[3:], cross(omega, _cross_kept(omega, [m * c for c in d])))     # m d: numbers
     split = (a0[:3] + list(v.rate0), add(gyro, add(b[:3], cross(d, b[3:]))) + bv, g)
     return (G, W, h, split), (O, X)
+
+
+def _times(c, e):
+    """c e, a number times a sum kept as a product: SymPy would distribute it, and a
+    joint's ω component (its speed plus its parent's, inline) costs one product, not one
+    per term."""
+    c = sm.sympify(c)
+    if c.is_number and isinstance(e, sm.Add):
+        if c.is_extended_negative:      # the CSE would take -1 out and distribute c
+            c, e = -c, sm.Add(*[-a for a in e.args])
+        return sm.Mul(c, e, evaluate=False)
+    return c * e
+
+
+def _matvec_kept(R, v):
+    """R v (R by rows), numbers times sums kept (_times)."""
+    return [sm.Add(*[_times(x, y) for x, y in zip(row, v) if x != 0 and y != 0]) for row in R]
+
+
+def _cross_kept(a, b):
+    """a × b, b's numbers times a's sums kept (_times)."""
+    return [_times(b[2], a[1]) + _times(-b[1], a[2]), _times(b[0], a[2]) + _times(-b[2], a[0]),
+            _times(b[1], a[0]) + _times(-b[0], a[1])]       # a difference would distribute
 
 
 def _gyroscopic(datum, omega):
