@@ -242,7 +242,9 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
-    parted = count > PART_LIMIT and kind not in ("ldl", "columns")
+    over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
+    looped = over is not None and any(i.array == over for i in program.inputs)
+    parted = count > PART_LIMIT and kind != "ldl" and not looped
     names = program.names
     if parted:
         names = dict(names)
@@ -288,8 +290,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                               inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]
     column = None
-    if kind == "columns":
-        statements, inputs, column = _column_loop(program, statements, inputs)
+    if looped:
+        statements, inputs, column = _column_loop(program, statements, inputs, over)
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
                 calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
                 signature=signature.signature, arguments=signature.arguments,
@@ -298,24 +300,32 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
 
 
-def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
-    """(statements, inputs, loop) of a function over the columns c < w of its array B
-    (nu x w, row-major: entry j of column c at B[j * w + c]): the statements before the
-    first that reads B (through its temporaries) run once, the rest in function.j2's loop
-    over the columns (loop: its statements and B's reads, as body() takes them)."""
-    read = {i["cname"] for i in inputs if i["array"] == "B"}
+#: the input array a function over columns loops over, by kind: the block B of the
+#: Jacobian's solve (nu x w, row-major), the unit vectors E of a large tree's mass
+#: function (codegen.composite.mass_columns_program; column c writes M's rows i >= c)
+_COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
+
+
+def _column_loop(program: Program, statements: list, inputs: list, array: str) -> tuple:
+    """(statements, inputs, loop) of a function over the columns of its input array
+    (_COLUMN_ARRAYS): B's c < w (entry j of column c at B[j * w + c]) or E's c < nu (the
+    unit vectors): the statements before the first that reads it (through its
+    temporaries) run once, the rest in function.j2's loop over the columns (loop: its
+    statements and the array's reads, as body() takes them)."""
+    read = {i["cname"] for i in inputs if i["array"] == array}
     depends = {o for o, n in program.names.items() if n in read}
     first = len(program.temporaries)
     for k, (sym, expr) in enumerate(program.temporaries):
         if expr.free_symbols & depends:
             depends.add(sym)
             first = min(first, k)
-    reads = [i for i in inputs if i["array"] == "B"]
+    reads = [i for i in inputs if i["array"] == array]
     body = statements[first:]
     lanes = COLUMN_LANES if not any(st["sincos"] for st in body) else 1
-    blocks = [_lanes(reads, body, k) for k in sorted({lanes, 1}, reverse=True)]
-    return statements[:first], [i for i in inputs if i["array"] != "B"], dict(
-        reads=[], unused=[], temporaries=False, blocks=blocks)
+    blocks = [_lanes(reads, body, k, array) for k in sorted({lanes, 1}, reverse=True)]
+    bound = "w" if array == "B" else str(sum(len(exprs) for _, exprs in program.outputs))
+    return statements[:first], [i for i in inputs if i["array"] != array], dict(
+        reads=[], unused=[], temporaries=False, blocks=blocks, bound=bound)
 
 
 #: columns a function over columns (_column_loop) takes side by side, statement by
@@ -324,19 +334,32 @@ def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
 COLUMN_LANES = 4
 
 
-def _lanes(reads: list, body: list, lanes: int) -> dict:
+def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
     """The loop body over columns c .. c + lanes - 1 ({step, statements, inputs} for
-    function.j2): each statement once per column, the column's own names suffixed."""
+    function.j2): each statement once per column, the column's own names suffixed; B's
+    entries read and written in place, E's unit entries compared, M's rows i >= c
+    written (guarded: the packed lower triangle holds no others)."""
     own = {i["cname"] for i in reads} | {st["lhs"].split()[-1] for st in body if st["temporary"]}
 
     def renamed(text, k):
         return _IDENTIFIER.sub(lambda m: f"{m.group(0)}_c{k}" if m.group(0) in own
                                else m.group(0), text)
-    inputs = [dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
-              for k in range(lanes) for i in reads]
-    statements = [dict(st, lhs=renamed(st["lhs"], k) if st["temporary"]
-                       else f"B[{st['index']} * w + c + {k}]", rhs=renamed(st["rhs"], k))
-                  for st in body for k in range(lanes)]
+
+    def read(i, k):
+        if array == "B":
+            return dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
+        return dict(i, cname=renamed(i["cname"], k), read=f"({i['index']} == c + {k})")
+
+    def written(st, k):
+        if st["temporary"]:
+            return dict(st, lhs=renamed(st["lhs"], k), rhs=renamed(st["rhs"], k))
+        j = st["index"]
+        if array == "B":
+            return dict(st, lhs=f"B[{j} * w + c + {k}]", rhs=renamed(st["rhs"], k))
+        return dict(st, lhs=f"M[{j * (j + 1) // 2} + c + {k}]", guard=f"{j} >= c + {k}",
+                    rhs=renamed(st["rhs"], k))
+    inputs = [read(i, k) for k in range(lanes) for i in reads]
+    statements = [written(st, k) for st in body for k in range(lanes)]
     return dict(step=lanes, statements=statements, inputs=inputs)
 
 
