@@ -72,7 +72,9 @@ def composite_programs(eom) -> dict | None:
         return None
     prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
     nodes = eom.tree.nodes
-    columns = mass_columns_program(eom) if mass_entries(nodes) > MASS_LOOP_ENTRIES else None
+    # its definitions first: those free of the columns are reordered before the loop's
+    columns = _mass_columns(eom, prog, define, S, W, T) \
+        if mass_entries(nodes) > MASS_LOOP_ENTRIES else None
     F = [-e for e in newton_euler(nodes, S, W, h, Q, T, define, [0] * eom.nu)]
     if columns is not None:
         return {"eval": None, "mass": columns,
@@ -113,10 +115,15 @@ def mass_columns_program(eom) -> Program | None:
     ancestor's); None otherwise, without a tree or with run-time constraints."""
     if eom.tree is None or eom.constraints is not None:
         return None
+    prog, define, _, S, W, _, _, T = _tree_inputs(eom)
+    return _mass_columns(eom, prog, define, S, W, T)
+
+
+def _mass_columns(eom, prog, define, S, W, T) -> Program | None:
+    """mass_columns_program over the tree's inputs (codegen.recursive._tree_inputs)."""
     nodes = eom.tree.nodes
     if any(nd.parent >= 0 and min(nd.speeds) < max(nodes[nd.parent].speeds) for nd in nodes):
         return None
-    prog, define, _, S, W, _, _, T = _tree_inputs(eom)
     Ic = composite_inertias(nodes, W, T, define)
     f = [[[define(f"cf{k}_{i}_{a}", v) for i, v in enumerate(Ic[k] * S[k][:, a])]
           for a in range(len(nd.speeds))] for k, nd in enumerate(nodes)]

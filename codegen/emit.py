@@ -321,7 +321,8 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
             first = min(first, k)
     reads = [i for i in inputs if i["array"] == array]
     body = statements[first:]
-    lanes = COLUMN_LANES if not any(st["sincos"] for st in body) else 1
+    lanes = (COLUMN_LANES if array == "B" else MASS_LANES) \
+        if not any(st["sincos"] for st in body) else 1
     blocks = [_lanes(reads, body, k, array) for k in sorted({lanes, 1}, reverse=True)]
     bound = "w" if array == "B" else str(sum(len(exprs) for _, exprs in program.outputs))
     return statements[:first], [i for i in inputs if i["array"] != array], dict(
@@ -361,6 +362,10 @@ def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
     inputs = [read(i, k) for k in range(lanes) for i in reads]
     statements = [written(st, k) for st in body for k in range(lanes)]
     return dict(step=lanes, statements=statements, inputs=inputs)
+
+
+#: columns the looped mass function takes side by side (see COLUMN_LANES)
+MASS_LANES = 1
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -494,20 +499,30 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [])
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl", "columns")]
+    # the files of functions compiled beside the model's own: file -> (functions, what)
+    beside = {}
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
-        for f in solve_functions:
-            f["external"] = True
+        beside[f"{name}_solve.c"] = (solve_functions, "the solve")
+    looped_mass = [f for f in functions if f["kind"] == "mass" and f["column"]]
+    if not fused and looped_mass:      # a large tree's: at PART_FLAGS, on the other core
+        beside[f"{name}_mass.c"] = (looped_mass, "the mass matrix")
     units = {} if fused else _spread_parts(functions, name)
+    for fs, _ in beside.values():
+        for f in fs:
+            f["external"] = True
     files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
     c_files = [f"{name}.c"]
-    if any(f["external"] for f in functions):
-        files[f"{name}_solve.c"] = render("model_solve.c.j2", **data)
-        c_files.append(f"{name}_solve.c")
+    for fname, (fs, what) in beside.items():
+        files[fname] = render("model_solve.c.j2", **dict(data, functions=fs, what=what,
+                                                         file=fname))
+        c_files.append(fname)
     for fname, parts in units.items():
         files[fname] = render("model_parts.c.j2", name=name, version=__version__,
                               parts=[dict(function=f, part=part) for f, part in parts])
         c_files.append(fname)
     file_flags = {fname: PART_FLAGS for fname in units}
+    if f"{name}_mass.c" in beside:
+        file_flags[f"{name}_mass.c"] = PART_FLAGS
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
