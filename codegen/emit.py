@@ -170,6 +170,13 @@ class _Printer(C99CodePrinter):
 #: in one function, 9 s in parts of 250)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
+#: the recursion ("tree", the right-hand side) is emitted whole up to this many statements:
+#: in parts its temporaries live in the scratch array, between calls, and the 100-link
+#: pendulum's RHS took 5.4 µs against 4.6 µs whole, for the same compile CPU (3.0 s against
+#: 3.1 s at -O1; whole at -O2: 3.4 s). Whole, its compile grows faster than its size
+#: (-O2: 1.5 s at 3,300 statements, 4.7 s at 6,600), so the largest are still parted
+TREE_PART_LIMIT = 8000
+
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
 TU_STATEMENTS = 2500
@@ -244,7 +251,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                                            for e in exprs)
     over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
     looped = over is not None and any(i.array == over for i in program.inputs)
-    parted = count > PART_LIMIT and kind != "ldl" and not looped
+    parted = count > (TREE_PART_LIMIT if kind == "tree" else PART_LIMIT) and kind != "ldl" \
+        and not looped
     names = program.names
     if parted:
         names = dict(names)
