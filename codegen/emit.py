@@ -174,8 +174,9 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 #: in parts its temporaries live in the scratch array, between calls, and the 100-link
 #: pendulum's RHS took 5.4 µs against 4.6 µs whole, for the same compile CPU (3.0 s against
 #: 3.1 s at -O1; whole at -O2: 3.4 s). Whole, its compile grows faster than its size
-#: (-O2: 1.5 s at 3,300 statements, 4.7 s at 6,600), so the largest are still parted
-TREE_PART_LIMIT = 8000
+#: (-O2: 1.5 s at 3,300 statements, 4.7 s at 6,600, against about 3 s in parts at -O1),
+#: so the larger are still parted
+TREE_PART_LIMIT = 4000
 
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
