@@ -26,7 +26,7 @@ from . import __version__
 from .abi import (CALLBACKS, CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES,
                   RUNTIME, RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
-from .program import Program
+from .program import Program, operation_count
 from .progress import checkpoint
 from .signals import entry_names
 
@@ -315,6 +315,24 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
 _COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
 
 
+def _executed(program: Program, kind: str) -> int:
+    """The operations a call runs: a looped mass function's (_COLUMN_ARRAYS) once part
+    and its loop's body once per column (every row's, though rows i < c are skipped)."""
+    if kind != "mass" or not any(i.array == "E" for i in program.inputs):
+        return program.operation_count
+    unit = {i.name for i in program.inputs if i.array == "E"}
+    depends = {o for o, n in program.names.items() if n in unit}
+    once, body = [], [e for _, exprs in program.outputs for e in exprs]
+    for sym, expr in program.temporaries:
+        if expr.free_symbols & depends:
+            depends.add(sym)
+            body.append(expr)
+        else:
+            once.append(expr)
+    columns = sum(len(exprs) for _, exprs in program.outputs)
+    return operation_count(once) + columns * operation_count(body)
+
+
 def _column_loop(program: Program, statements: list, inputs: list, array: str) -> tuple:
     """(statements, inputs, loop) of a function over the columns of its input array
     (_COLUMN_ARRAYS): B's c < w (entry j of column c at B[j * w + c]) or E's c < nu (the
@@ -471,7 +489,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                                if f["kind"] == "mass")))
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     # (and M's, where eval calls the mass function for it)
-    ops = sum(p.operation_count for k, p in programs.items()
+    ops = sum(_executed(p, k) for k, p in programs.items()
               if (k == "mass" and calls_mass) or k not in (
                   "mass", "solve", "tree", "jacobian", "parameter_jacobian", "columns", "outputs",
                   "events", "impacts", "inverse_dynamics"))
