@@ -26,7 +26,7 @@ from . import __version__
 from .abi import (CALLBACKS, CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES,
                   RUNTIME, RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
-from .program import Program
+from .program import Program, operation_count
 from .progress import checkpoint
 from .signals import entry_names
 
@@ -172,6 +172,14 @@ class _Printer(C99CodePrinter):
 #: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
+#: the recursion ("tree", the right-hand side) is emitted whole up to this many statements:
+#: in parts its temporaries live in the scratch array, between calls, and the 100-link
+#: pendulum's RHS took 5.4 µs against 4.6 µs whole, for the same compile CPU (3.0 s against
+#: 3.1 s at -O1; whole at -O2: 3.4 s). Whole, its compile grows faster than its size
+#: (-O2: 1.5 s at 3,300 statements, 4.7 s at 6,600, against about 3 s in parts at -O1),
+#: so the larger are still parted
+TREE_PART_LIMIT = 4000
+
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
 TU_STATEMENTS = 2500
@@ -264,7 +272,10 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
-    parted = count > PART_LIMIT and kind not in ("ldl", "columns")
+    over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
+    looped = over is not None and any(i.array == over for i in program.inputs)
+    parted = count > (TREE_PART_LIMIT if kind == "tree" else PART_LIMIT) and kind != "ldl" \
+        and not looped
     names = program.names
     local = set()
     plan = _trig_plan(program)
@@ -314,8 +325,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                               inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]
     column = None
-    if kind == "columns":
-        statements, inputs, column = _column_loop(program, statements, inputs)
+    if looped:
+        statements, inputs, column = _column_loop(program, statements, inputs, over)
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
                 calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
                 signature=signature.signature, arguments=signature.arguments,
@@ -324,24 +335,51 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
 
 
-def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
-    """(statements, inputs, loop) of a function over the columns c < w of its array B
-    (nu x w, row-major: entry j of column c at B[j * w + c]): the statements before the
-    first that reads B (through its temporaries) run once, the rest in function.j2's loop
-    over the columns (loop: its statements and B's reads, as body() takes them)."""
-    read = {i["cname"] for i in inputs if i["array"] == "B"}
+#: the input array a function over columns loops over, by kind: the block B of the
+#: Jacobian's solve (nu x w, row-major), the unit vectors E of a large tree's mass
+#: function (codegen.composite.mass_columns_program; column c writes M's rows i >= c)
+_COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
+
+
+def _executed(program: Program, kind: str) -> int:
+    """The operations a call runs: a looped mass function's (_COLUMN_ARRAYS) once part
+    and its loop's body once per column (every row's, though rows i < c are skipped)."""
+    if kind != "mass" or not any(i.array == "E" for i in program.inputs):
+        return program.operation_count
+    unit = {i.name for i in program.inputs if i.array == "E"}
+    depends = {o for o, n in program.names.items() if n in unit}
+    once, body = [], [e for _, exprs in program.outputs for e in exprs]
+    for sym, expr in program.temporaries:
+        if expr.free_symbols & depends:
+            depends.add(sym)
+            body.append(expr)
+        else:
+            once.append(expr)
+    columns = sum(len(exprs) for _, exprs in program.outputs)
+    return operation_count(once) + columns * operation_count(body)
+
+
+def _column_loop(program: Program, statements: list, inputs: list, array: str) -> tuple:
+    """(statements, inputs, loop) of a function over the columns of its input array
+    (_COLUMN_ARRAYS): B's c < w (entry j of column c at B[j * w + c]) or E's c < nu (the
+    unit vectors): the statements before the first that reads it (through its
+    temporaries) run once, the rest in function.j2's loop over the columns (loop: its
+    statements and the array's reads, as body() takes them)."""
+    read = {i["cname"] for i in inputs if i["array"] == array}
     depends = {o for o, n in program.names.items() if n in read}
     first = len(program.temporaries)
     for k, (sym, expr) in enumerate(program.temporaries):
         if expr.free_symbols & depends:
             depends.add(sym)
             first = min(first, k)
-    reads = [i for i in inputs if i["array"] == "B"]
+    reads = [i for i in inputs if i["array"] == array]
     body = statements[first:]
-    lanes = COLUMN_LANES if not any(st["sincos"] for st in body) else 1
-    blocks = [_lanes(reads, body, k) for k in sorted({lanes, 1}, reverse=True)]
-    return statements[:first], [i for i in inputs if i["array"] != "B"], dict(
-        reads=[], unused=[], temporaries=False, blocks=blocks)
+    lanes = (COLUMN_LANES if array == "B" else MASS_LANES) \
+        if not any(st["sincos"] for st in body) else 1
+    blocks = [_lanes(reads, body, k, array) for k in sorted({lanes, 1}, reverse=True)]
+    bound = "w" if array == "B" else str(sum(len(exprs) for _, exprs in program.outputs))
+    return statements[:first], [i for i in inputs if i["array"] != array], dict(
+        reads=[], unused=[], temporaries=False, blocks=blocks, bound=bound)
 
 
 #: columns a function over columns (_column_loop) takes side by side, statement by
@@ -350,20 +388,37 @@ def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
 COLUMN_LANES = 4
 
 
-def _lanes(reads: list, body: list, lanes: int) -> dict:
+def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
     """The loop body over columns c .. c + lanes - 1 ({step, statements, inputs} for
-    function.j2): each statement once per column, the column's own names suffixed."""
+    function.j2): each statement once per column, the column's own names suffixed; B's
+    entries read and written in place, E's unit entries compared, M's rows i >= c
+    written (guarded: the packed lower triangle holds no others)."""
     own = {i["cname"] for i in reads} | {st["lhs"].split()[-1] for st in body if st["temporary"]}
 
     def renamed(text, k):
         return _IDENTIFIER.sub(lambda m: f"{m.group(0)}_c{k}" if m.group(0) in own
                                else m.group(0), text)
-    inputs = [dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
-              for k in range(lanes) for i in reads]
-    statements = [dict(st, lhs=renamed(st["lhs"], k) if st["temporary"]
-                       else f"B[{st['index']} * w + c + {k}]", rhs=renamed(st["rhs"], k))
-                  for st in body for k in range(lanes)]
+
+    def read(i, k):
+        if array == "B":
+            return dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
+        return dict(i, cname=renamed(i["cname"], k), read=f"({i['index']} == c + {k})")
+
+    def written(st, k):
+        if st["temporary"]:
+            return dict(st, lhs=renamed(st["lhs"], k), rhs=renamed(st["rhs"], k))
+        j = st["index"]
+        if array == "B":
+            return dict(st, lhs=f"B[{j} * w + c + {k}]", rhs=renamed(st["rhs"], k))
+        return dict(st, lhs=f"M[{j * (j + 1) // 2} + c + {k}]", guard=f"{j} >= c + {k}",
+                    rhs=renamed(st["rhs"], k))
+    inputs = [read(i, k) for k in range(lanes) for i in reads]
+    statements = [written(st, k) for st in body for k in range(lanes)]
     return dict(step=lanes, statements=statements, inputs=inputs)
+
+
+#: columns the looped mass function takes side by side (see COLUMN_LANES)
+MASS_LANES = 1
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -460,7 +515,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                                if f["kind"] == "mass")))
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     # (and M's, where eval calls the mass function for it)
-    ops = sum(p.operation_count for k, p in programs.items()
+    ops = sum(_executed(p, k) for k, p in programs.items()
               if (k == "mass" and calls_mass) or k not in (
                   "mass", "solve", "tree", "jacobian", "parameter_jacobian", "columns", "outputs",
                   "events", "impacts", "inverse_dynamics"))
@@ -497,20 +552,30 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [])
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl", "columns")]
+    # the files of functions compiled beside the model's own: file -> (functions, what)
+    beside = {}
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
-        for f in solve_functions:
-            f["external"] = True
+        beside[f"{name}_solve.c"] = (solve_functions, "the solve")
+    looped_mass = [f for f in functions if f["kind"] == "mass" and f["column"]]
+    if not fused and looped_mass:      # a large tree's: at PART_FLAGS, on the other core
+        beside[f"{name}_mass.c"] = (looped_mass, "the mass matrix")
     units = {} if fused else _spread_parts(functions, name)
+    for fs, _ in beside.values():
+        for f in fs:
+            f["external"] = True
     files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
     c_files = [f"{name}.c"]
-    if any(f["external"] for f in functions):
-        files[f"{name}_solve.c"] = render("model_solve.c.j2", **data)
-        c_files.append(f"{name}_solve.c")
+    for fname, (fs, what) in beside.items():
+        files[fname] = render("model_solve.c.j2", **dict(data, functions=fs, what=what,
+                                                         file=fname))
+        c_files.append(fname)
     for fname, parts in units.items():
         files[fname] = render("model_parts.c.j2", name=name, version=__version__,
                               parts=[dict(function=f, part=part) for f, part in parts])
         c_files.append(fname)
     file_flags = {fname: PART_FLAGS for fname in units}
+    if f"{name}_mass.c" in beside:
+        file_flags[f"{name}_mass.c"] = PART_FLAGS
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,

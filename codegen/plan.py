@@ -52,7 +52,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       "eval" (else the runtime takes M from "eval"). Where the right-hand side is the
       recursion ("tree") and no Jacobian factors eval's M, "eval" is q' and F alone and
       its M is the "mass" function's (codegen.emit: eval calls it), so that M's entries,
-      n² of them and most of a large model's compiling, are compiled once;
+      n² of them and most of a large model's compiling, are compiled once. Above
+      composite.MASS_LOOP_ENTRIES entries of M, "mass" is a loop over M's columns
+      (composite.mass_columns_program: O(n) statements) and "eval", q' and F alone,
+      always calls it;
     - "position" (holonomic constraints): f(q, t) and its Jacobian fq;
     - "velocity" (any run-time constraints): A and B of A u = B;
     - "tree" (bodies forming a tree, no run-time constraints): q' and u' by
@@ -81,6 +84,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     c = eom.constraints
     programs = {}
     composite = composite_programs(eom)   # a tree's M by its program: eom.M is not read
+    # a large tree's M by the mass function's loop over columns alone (codegen.composite)
+    looped = composite is not None and composite["eval"] is None
     dense = None                          # the eval program of the formulation's M and F
     if composite is None or nu <= COMPARE_LIMIT:
         if eom.symmetric:
@@ -95,19 +100,23 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
             programs["velocity"] = make_program(eom, [("A", _flat(c.A)), ("B", list(c.B))])
         dense = make_program(eom, groups)
     else:
-        mass = dict(composite["eval"].outputs)["M"]
-    programs["eval"] = composite["eval"] if dense is None or (
-        composite is not None and composite["eval"].operation_count < dense.operation_count) \
-        else dense
-    if composite is not None and \
-            composite["mass"].operation_count < programs["eval"].operation_count:
-        programs["mass"] = composite["mass"]
+        mass = None if looped else dict(composite["eval"].outputs)["M"]
+    if looped:
+        programs["eval"], programs["mass"] = composite["forces"], composite["mass"]
+    else:
+        programs["eval"] = composite["eval"] if dense is None or (
+            composite is not None and composite["eval"].operation_count
+            < dense.operation_count) else dense
+        if composite is not None and \
+                composite["mass"].operation_count < programs["eval"].operation_count:
+            programs["mass"] = composite["mass"]
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
         if tree is not None:      # complete before its size is compared
             check_defined(tree, "tree")
-    if eom.symmetric and c is None and (tree is None or (eom.tree.if_smaller and dense)):
+    if eom.symmetric and c is None and mass is not None and (
+            tree is None or (eom.tree.if_smaller and dense)):
         # the structural zeros of the formulation's M where it is formed (exact, so
         # the eval program's M, whichever it is, has them too)
         solve = ldl_program(mass, nu, unrolled_limit)
@@ -124,7 +133,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         programs["inverse_dynamics"] = inverse
     # by default, not even tried where the value program alone is ten times the limit:
     # forming the derivative program's values would cost more than the model
-    auto_skip = jacobian is None and programs["eval"].operation_count > 10 * jac.AUTO_LIMIT
+    # (a looped M: its straight-line eval, not formed, would be past it; the attempt, in
+    # vain, cost 0.3 s at n = 100 and 0.8 s at n = 200 on the pendulum)
+    auto_skip = jacobian is None and (
+        looped or programs["eval"].operation_count > 10 * jac.AUTO_LIMIT)
     if jacobian is not False and c is None and not auto_skip:
         program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
         if program is not None:

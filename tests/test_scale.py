@@ -204,19 +204,80 @@ def test_composite_mass_matrix_equals_kanes(make, monkeypatch):
                                        atol=1e-12 * abs(theirs).max())
 
 
-def test_composite_pendulum_against_pinocchio(tmp_path, monkeypatch):
-    """Compiled: the 6-link pendulum's M by the composite program against pin.crba on the
-    chain built in Pinocchio (relative angles: M_abs = L⁻ᵀ M_rel L⁻¹), and the Jacobian,
-    which factors it, against computeABADerivatives."""
+def _columns(program, arrays, nu):
+    """M (nu x nu) from the looped mass program (composite.mass_columns_program) run as
+    the emitted loop runs it: column c from the unit vector e_c, its rows i >= c kept."""
+    M = np.zeros((nu, nu))
+    for c in range(nu):
+        column = _run(program, dict(arrays, E=np.eye(nu)[c]))["M"]
+        M[c:, c] = column[c:]
+    return M + np.tril(M, -1).T
+
+
+@pytest.mark.parametrize("make", [lambda: ex.n_pendulum_on_cart(6), lambda: ex.spatial_chain(2)],
+                         ids=["pendulum6", "chain2"])
+def test_mass_columns_equal_kanes(make):
+    """The large tree's mass function, a loop over M's columns (composite inertias and
+    forces once, accelerations outward per column), run column by column as emitted:
+    KanesMethod's M at two random states to 1e-12; O(n) statements."""
+    from codegen.build import neutral_equations
+    from codegen.composite import mass_columns_program
+    model = make()
+    eq = neutral_equations(GibbsAppellMethod(**model.kwargs), "columns")
+    program = mass_columns_program(eq)
+    assert {i.array for i in program.inputs} >= {"E"}
+    kane = _kane_mass(model)
+    p = [model.parameter_values[str(c)] for c in eq.constants]
+    rng = np.random.default_rng(8)
+    for _ in range(2):
+        x = rng.uniform(-1.2, 1.2, eq.nq + eq.nu)
+        theirs = kane(x, model.parameter_values)
+        ours = _columns(program, {"x": x, "p": p, "r": [0.0] * len(eq.specifieds)}, eq.nu)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * abs(theirs).max())
+
+
+def test_mass_columns_of_a_branched_tree():
+    """The humanoid (rigid bodies, branches: zeros between limbs): the looped mass
+    program's M equals the straight-line composite program's (itself checked against
+    KanesMethod above and pin.crba in test_mass), the zeros between branches exact."""
+    from codegen.build import neutral_equations
+    from codegen.composite import composite_programs, mass_columns_program
+    model = ex.humanoid()
+    eq = neutral_equations(GibbsAppellMethod(**model.kwargs), "columns_h")
+    program = mass_columns_program(eq)
+    straight = composite_programs(eq)["mass"]
+    p = [model.parameter_values[str(c)] for c in eq.constants]
+    nu = eq.nu
+    x = np.random.default_rng(9).uniform(-1.0, 1.0, eq.nq + nu)
+    arrays = {"x": x, "p": p, "r": [0.0] * len(eq.specifieds)}
+    theirs = np.zeros((nu, nu))
+    theirs[np.tril_indices(nu)] = _run(straight, arrays)["M"]
+    theirs = theirs + np.tril(theirs, -1).T
+    ours = _columns(program, arrays, nu)
+    assert (theirs == 0).sum() > nu and np.all(ours[theirs == 0] == 0)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * abs(theirs).max())
+
+
+@pytest.mark.parametrize("looped", [False, True], ids=["straight", "looped"])
+def test_composite_pendulum_against_pinocchio(tmp_path, monkeypatch, looped):
+    """Compiled: the 6-link pendulum's M by the composite program (straight-line, or the
+    loop over columns of a large tree, composite.MASS_LOOP_ENTRIES) against pin.crba on
+    the chain built in Pinocchio (relative angles: M_abs = L⁻ᵀ M_rel L⁻¹), and the
+    Jacobian, which factors it, against computeABADerivatives."""
     pytest.importorskip("pinocchio")
+    import codegen.composite as composite
     import codegen.plan as plan
     from codegen.bench.jacobian import _pinocchio, derivatives_difference
     from codegen.bench.simulate import to_relative
     monkeypatch.setattr(plan, "COMPARE_LIMIT", 0)
+    if looped:
+        monkeypatch.setattr(composite, "MASS_LOOP_ENTRIES", 0)
     n = 6
     model = ex.n_pendulum_on_cart(n)
-    mod = generate(GibbsAppellMethod(**model.kwargs), "crba_pendulum6", output_dir=tmp_path,
-                   jacobian=True)
+    mod = generate(GibbsAppellMethod(**model.kwargs), f"crba_pendulum6_{looped:d}",
+                   output_dir=tmp_path, jacobian=True)
+    assert ("for (; c + 1 <= 7;" in (mod.source_dir / f"{mod.name}_mass.c").read_text()) \
+        if looped else not (mod.source_dir / f"{mod.name}_mass.c").exists()
     pin, pm, data = _pinocchio(n, model.parameter_values)
     p = mod.parameters(model.parameter_values)
     x = np.random.default_rng(3).uniform(-1, 1, mod.nx)
