@@ -43,9 +43,9 @@ def inverse_program(eom, with_qd: bool = False) -> Program | None:
 
 
 def _newton_euler(eom, with_qd) -> Program:
-    # the Jacobian's (with_qd) unsplit: the split's fewer operations come with more
-    # definitions, which its derivative program multiplies (codegen.jacobian.AUTO_LIMIT)
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=not with_qd)
+    # split for the Jacobian's (with_qd) too: its derivative program has fewer operations
+    # and definitions (iiwa: 7,572 and 1,721 against 8,341 and 1,951 unsplit)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=True)
     nodes = eom.tree.nodes
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):
