@@ -243,10 +243,12 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
     parted = count > PART_LIMIT and kind not in ("ldl", "columns")
-    names = program.names
+    names, local = program.names, set()
     if parted:
         names = dict(names)
-        names.update({sym: f"w[{i}]" for i, (sym, _) in enumerate(program.temporaries)})
+        local = _part_locals(program)
+        names.update({sym: f"w[{i}]" for i, (sym, _) in enumerate(program.temporaries)
+                      if sym not in local})
     printer = _Printer(names, len(program.temporaries) if parted else None)
     written = {array for array, exprs in program.outputs if len(exprs)}
     written.update(a for k, _ in calls for a in FUNCTIONS[k].outputs)
@@ -270,7 +272,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
         if k % 1000 == 0:
             checkpoint()
         statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
-                               lhs=("" if parted else "const double ") + printer.expression(sym),
+                               lhs=("" if parted and sym not in local else "const double ")
+                               + printer.expression(sym),
                                rhs=printer.expression(expr)))
         k += 1
     for array, exprs in program.outputs:
@@ -296,6 +299,21 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
+
+
+def _part_locals(program: Program) -> set:
+    """The temporaries of a parted function read only in their own part (of
+    PART_STATEMENTS statements, temporaries first, then the outputs): local variables,
+    which the compiler keeps in registers, where the scratch array w costs a store and
+    loads that the outputs' stores, which may alias w, do not let it drop (the iiwa's
+    Jacobian: 20 % fewer instructions)."""
+    part = {sym: k // PART_STATEMENTS for k, (sym, _) in enumerate(program.temporaries)}
+    shared = set()
+    exprs = [e for _, e in program.temporaries] + [e for _, es in program.outputs for e in es]
+    for k, e in enumerate(exprs):
+        shared.update(a for a in e.free_symbols if part.get(a, k // PART_STATEMENTS)
+                      != k // PART_STATEMENTS)
+    return set(part) - shared
 
 
 def _column_loop(program: Program, statements: list, inputs: list) -> tuple:
