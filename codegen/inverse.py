@@ -46,12 +46,12 @@ def inverse_program(eom, with_qd: bool = False) -> Program | None:
 
 
 def _newton_euler(eom, with_qd) -> Program:
-    # the Jacobian's (with_qd) unsplit: the split's fewer operations come with more
-    # definitions, which its derivative program multiplies (codegen.jacobian.AUTO_LIMIT)
+    # the Jacobian's (with_qd) split but not carried: its derivative program has fewer
+    # operations and definitions split (iiwa: 7,572 and 1,721 against 8,341 and 1,951)
     nodes = eom.tree.nodes
     carry = not with_qd and all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None)
                                 for nd in nodes)
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=not with_qd, carry=carry)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=True, carry=carry)
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"

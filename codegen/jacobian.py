@@ -48,6 +48,14 @@ class _Tangents:
         self.grad = {v: {k: sm.S.One} for k, v in enumerate(wrt)}
         self.defs = []                 # Intermediate: the gradients' entries
         self._memo = {}
+        self._known = {}               # expression -> the symbol of a value or an entry
+
+    def value(self, symbol, expr) -> None:
+        """A temporary of the value program, known by its expression (and its negation's)
+        to the entries that follow: the derivative of a rotated vector over its angle is
+        the rotated vector crossed with the axis, whose components are values already."""
+        self._known.setdefault(expr, symbol)
+        self._known.setdefault(-expr, -symbol)
 
 
     def of(self, expr) -> dict:
@@ -56,15 +64,38 @@ class _Tangents:
 
     def define(self, symbol, expr) -> None:
         """A temporary: its gradient, each entry a symbol of its own."""
-        self.grad[symbol] = {k: define(self.defs, f"jd{len(self.defs)}", e)
-                             for k, e in self.of(expr).items()}
+        self.grad[symbol] = {k: self._entry(e) for k, e in self.of(expr).items()}
+        self.value(symbol, expr)
+
+    def _entry(self, e):
+        """e's symbol: a known one, e itself when it is a signed symbol (left inline, so
+        that the entries using it can be recognized), else a new definition."""
+        if e.is_number or e.is_Symbol or (e.is_Mul and len(e.args) == 2 and e.args[0] == -1
+                                          and e.args[1].is_Symbol):
+            return e
+        known = self._known.get(e)
+        if known is None:
+            known = define(self.defs, f"jd{len(self.defs)}", e)
+            self._known[e], self._known[-e] = known, -known
+        return known
 
 
 #: the default (jacobian=None) builds the Jacobian while its derivative program stays
-#: within this many definitions. The pendulum on a cart has 700 at n = 12 and 1,800 at
-#: n = 20, where the Jacobian would triple the build (1.2 s -> 3.7 s); the Whipple
-#: bicycle has 1,600, spatial_chain(4) 7,200. Ask for it with jacobian=True.
-AUTO_LIMIT = 1000
+#: within auto_limit definitions: AUTO_RATIO times the statements of the model's own
+#: programs (eval, M, the solve or the recursion, inverse dynamics), and at least
+#: AUTO_LIMIT, so that its build grows like the model's. The robots' take 0.9 to 1.3
+#: times their own (iiwa 1,380 for 1,351, Solo12 3,396 for 3,309, UR5 838 for 655), the
+#: pendulum on a cart's 0.6 at n = 12, 0.9 at 20 and 1.9 at 50, where forward mode over
+#: a chain grows as n² (the Jacobian's n² entries): built by default to n of about 35.
+#: Ask for it with jacobian=True.
+AUTO_LIMIT, AUTO_RATIO = 1000, 1.5
+
+
+def auto_limit(programs: dict) -> int:
+    """The default's limit on the derivative program's definitions, from the model's own
+    programs built so far (codegen.plan.build_programs)."""
+    own = sum(len(p.temporaries) for p in programs.values())
+    return max(AUTO_LIMIT, int(AUTO_RATIO * own))
 
 
 def jacobian_program(eom, limit: int | None = None) -> Program | None:
@@ -110,7 +141,7 @@ def definitions_bound(values: Program, wrt: list) -> int:
     """About how many definitions the derivative program of values over wrt takes, from
     the structure alone (which directions each temporary depends on): an entry is
     counted unless it is one symbol's, passed through a sum. It errs high (the iiwa's:
-    1,824 for 1,724), and costs a walk over the program where forming the derivatives
+    1,644 for 1,380), and costs a walk over the program where forming the derivatives
     costs a second."""
     index = {w: k for k, w in enumerate(wrt)}
     dirs = {w: 1 << k for k, w in enumerate(wrt)}
@@ -130,8 +161,9 @@ def definitions_bound(values: Program, wrt: list) -> int:
 
 
 #: the derivative program is not even tried when definitions_bound says this many times
-#: the limit (it errs high by a few per cent on robots)
-_BOUND_MARGIN = 1.5
+#: the limit (it errs high by 15 to 20 % on robots, 45 % on the pendulum on a cart: it
+#: does not see the entries found among the values)
+_BOUND_MARGIN = 1.6
 
 
 def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
@@ -161,8 +193,55 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     # (its intermediates among them), all in one more CSE with the partials
     kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(values.temporaries)]
     plain = dataclasses.replace(eom, intermediates=[])
-    return make_program(plain, arrays, extra_inputs=extra,
-                        extra_intermediates=kept + tangents.defs)
+    defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
+    return make_program(plain, arrays, extra_inputs=extra, extra_intermediates=defs)
+
+
+def _inline_single_uses(defs: list, arrays: list) -> tuple:
+    """(defs, arrays) with each definition used once spliced into its user: the same
+    operations in fewer statements (the iiwa's 1,460 for 1,721, the 20-link pendulum's
+    1,203 for about 2,000), which keeps more derivative programs within codegen.emit's
+    PART_LIMIT, emitted as one function whose temporaries the compiler keeps in
+    registers. A sum is not spliced into a product with a number: SymPy would
+    distribute the number."""
+    uses, user = {}, {}
+    for d in defs:
+        for a in _symbols(d.expr):
+            uses[a] = uses.get(a, 0) + 1
+            user[a] = d.expr
+    for _, exprs in arrays:
+        for e in exprs:
+            for a in _symbols(e):
+                uses[a] = uses.get(a, 0) + 1
+                user[a] = e
+    spliced = {d.symbol for d in defs if uses.get(d.symbol) == 1
+               and (not d.expr.is_Add or _splices(d.symbol, user[d.symbol]))}
+    out, inline = [], {}
+
+    def spliced_into(expr):
+        return expr.xreplace({a: inline[a] for a in expr.free_symbols if a in inline}) \
+            if inline else expr
+    for d in defs:
+        expr = spliced_into(d.expr)
+        if d.symbol in spliced:
+            inline[d.symbol] = expr
+        else:
+            out.append(Intermediate(d.symbol, expr, d.name))
+    return out, [(name, [spliced_into(e) for e in exprs]) for name, exprs in arrays]
+
+
+def _symbols(expr) -> list:
+    """The symbols of expr, each as often as it occurs."""
+    return [a for a in sm.preorder_traversal(expr) if a.is_Symbol]
+
+
+def _splices(symbol, expr) -> bool:
+    """Whether a sum's symbol can be replaced by its definition in expr at the same
+    operations: not as the factor of a number (Mul(2, a + b) distributes)."""
+    for node in sm.preorder_traversal(expr):
+        if node.is_Mul and symbol in node.args and any(a.is_number for a in node.args):
+            return False
+    return True
 
 
 def column_solve_program(eom) -> Program | None:

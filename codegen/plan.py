@@ -7,7 +7,7 @@ them imports this module.
 """
 from __future__ import annotations
 
-from . import jacobian as jac               # jac.AUTO_LIMIT read at each call
+from . import jacobian as jac               # jac.AUTO_LIMIT, AUTO_RATIO read at each call
 from .composite import composite_programs
 from .eom import EquationsOfMotion
 from .inverse import inverse_program
@@ -67,7 +67,8 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     - "solve" (a symmetric M without run-time constraints, up to unrolled_limit
       multiply-adds): M u' = F unrolled over M's structural nonzeros (see solve.py);
     - "jacobian" (no run-time constraints; jacobian=True, or None while it stays
-      within jacobian.AUTO_LIMIT): the parts of the analytic Jacobian (see jacobian.py);
+      within jacobian.auto_limit, its size against the programs above): the parts of
+      the analytic Jacobian (see jacobian.py);
     - "inverse_dynamics" (bodies forming a tree, no run-time constraints): tau = M u' - F
       for a given u' by the Newton–Euler passes (see inverse.py); without it the runtime
       forms M u' - F from "eval";
@@ -135,10 +136,11 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     # forming the derivative program's values would cost more than the model
     # (a looped M: its straight-line eval, not formed, would be past it; the attempt, in
     # vain, cost 0.3 s at n = 100 and 0.8 s at n = 200 on the pendulum)
+    limit = jac.auto_limit(programs)
     auto_skip = jacobian is None and (
-        looped or programs["eval"].operation_count > 10 * jac.AUTO_LIMIT)
+        looped or programs["eval"].operation_count > 10 * limit)
     if jacobian is not False and c is None and not auto_skip:
-        program = jac.jacobian_program(eom, None if jacobian else jac.AUTO_LIMIT)
+        program = jac.jacobian_program(eom, None if jacobian else limit)
         if program is not None:
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:

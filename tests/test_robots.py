@@ -640,5 +640,6 @@ def test_jacobian_definitions_bound_errs_high(tmp_path):
     for symbol, expr in values.temporaries:
         tangents.define(symbol, expr)
     bound = jac.definitions_bound(values, wrt)
-    assert len(tangents.defs) <= bound <= 1.3 * len(tangents.defs)
+    # the entries found among the values (codegen.jacobian._Tangents) it cannot see
+    assert len(tangents.defs) <= bound <= 1.5 * len(tangents.defs)
     assert jac.jacobian_program(eom, limit=bound // 3) is None

@@ -311,6 +311,7 @@ def test_default_jacobian_only_while_small(tmp_path, monkeypatch):
     ga = GibbsAppellMethod(**model.kwargs)
     p = np.array([model.parameter_values[c] for c in sorted(model.parameter_values)])
     monkeypatch.setattr(jac, "AUTO_LIMIT", 5)
+    monkeypatch.setattr(jac, "AUTO_RATIO", 0.01)
     skipped = generate(ga, "auto_jac", output_dir=tmp_path / "auto")
     forced = generate(ga, "auto_jac", output_dir=tmp_path / "forced", jacobian=True)
     assert skipped.manifest["jacobian"] is False and forced.manifest["jacobian"] is True
