@@ -87,15 +87,17 @@ class _Tangents:
 #: times their own (iiwa 1,380 for 1,351, Solo12 3,396 for 3,309, UR5 838 for 655), the
 #: pendulum on a cart's 0.6 at n = 12, 0.9 at 20 and 1.9 at 50, where forward mode over
 #: a chain grows as n² (the Jacobian's n² entries): built by default to n of about 35.
-#: Ask for it with jacobian=True.
-AUTO_LIMIT, AUTO_RATIO = 1000, 1.5
+#: Ask for it with jacobian=True. At most AUTO_CAP definitions by default: past it the
+#: derivative program's compile dominates the build (the Atlas: 25 s without, 77 s with it,
+#: against issue 31's 60 s; the iiwa 1.9 s and 4.6 s).
+AUTO_LIMIT, AUTO_RATIO, AUTO_CAP = 1000, 1.5, 4000
 
 
 def auto_limit(programs: dict) -> int:
     """The default's limit on the derivative program's definitions, from the model's own
     programs built so far (codegen.plan.build_programs)."""
     own = sum(len(p.temporaries) for p in programs.values())
-    return max(AUTO_LIMIT, int(AUTO_RATIO * own))
+    return max(AUTO_LIMIT, min(int(AUTO_RATIO * own), AUTO_CAP))
 
 
 def jacobian_program(eom, limit: int | None = None) -> Program | None:
