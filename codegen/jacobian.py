@@ -54,8 +54,9 @@ class _Tangents:
         """A temporary of the value program, known by its expression (and its negation's)
         to the entries that follow: the derivative of a rotated vector over its angle is
         the rotated vector crossed with the axis, whose components are values already."""
-        self._known.setdefault(expr, symbol)
-        self._known.setdefault(-expr, -symbol)
+        if isinstance(expr, sm.Expr):          # not a Piecewise's condition (a relational)
+            self._known.setdefault(expr, symbol)
+            self._known.setdefault(-expr, -symbol)
 
 
     def of(self, expr) -> dict:
