@@ -78,7 +78,13 @@ def test_polynomial_and_fe_data_approach_the_exact_beam():
     exact = _freqs(beam_modes(L, EI, rA, 3).stiffness, beam_modes(L, EI, rA, 3).modal_mass)
     poly = beam_modes(L, EI, rA, 6, kind="polynomial")
     p = _freqs(poly.stiffness, poly.modal_mass)[:2]
-    assert np.all(p >= exact[:2] * (1 - 1e-12)) and np.allclose(p, exact[:2], rtol=2e-3)
+    # Rayleigh–Ritz bounds the frequencies from above, up to round-off: six monomials'
+    # modal mass has a condition number near 1e9 (the first frequency's Ritz excess,
+    # about 1e-10, is below it; LAPACK builds differ there)
+    d = np.sqrt(np.diag(poly.modal_mass))
+    tol = 10 * np.linalg.cond(poly.modal_mass / np.outer(d, d)) * np.finfo(float).eps
+    assert np.all(p >= exact[:2] * (1 - tol)) and np.allclose(p, exact[:2], rtol=2e-3)
+    assert p[1] > exact[1] * (1 + 100 * tol)           # the second one's excess is no noise
     errs = []
     for nodes in (11, 21, 41):
         fe = fe_beam(nodes, L, EI, rA, modes=2, bending=("y",))
