@@ -354,6 +354,28 @@ def _outward(nodes, T, step, nspeeds, define):
     return ud
 
 
+def _carried_biases(nodes, Wx, h, T, define):
+    """(W, h) of the recursion from _tree_inputs' carry: each body's u'-free acceleration
+    a0 (on all six rows, gravity the root's) carried outward as Pinocchio's first pass
+    carries it, a0 = X (a0_parent + (0; e)) + (c_ω; 0) (codegen.inverse's
+    _total_accelerations without u'), and h = Wx a0 + bx: no body's a0 is composed from
+    the formulation's expressions. W: Wx's columns on the node's rows."""
+    every, a0 = list(range(6)), [None] * len(nodes)
+    W, bias = [], []
+    for k, nd in enumerate(nodes):
+        c, b = h[k]
+        if nd.parent < 0:
+            ak = sm.Matrix(c)
+        else:
+            shifted = a0[nd.parent] + sm.Matrix([0, 0, 0] + list(c[3:]))
+            ak = _Transport(T[k].R, T[k].r, every, every, define, k)(shifted) \
+                + sm.Matrix(list(c[:3]) + [0, 0, 0])
+        a0[k] = sm.Matrix([define(f"a0{k}_{i}", v) for i, v in enumerate(ak)])
+        W.append(Wx[k].extract(list(range(len(nd.rows))), nd.rows))
+        bias.append(Wx[k] * a0[k] + sm.Matrix(b))
+    return W, bias
+
+
 def tree_program(eom) -> Program | None:
     """q' and u' of a tree-structured model in one straight-line program.
 
@@ -362,7 +384,11 @@ def tree_program(eom) -> Program | None:
     ud and D (the pivots, each > 0 for a positive definite M). None if a
     joint's D is zero by structure (the dense solve then reports the singular
     M at run time)."""
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
+    nodes = eom.tree.nodes
+    carry = all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None) for nd in nodes)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=carry, carry=carry)
+    if carry:
+        W, h = _carried_biases(nodes, W, h, T, define)
     passed = _inward(eom.tree.nodes, S, W, h, Q, T, define)
     if passed is None:
         return None
