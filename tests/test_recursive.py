@@ -211,9 +211,7 @@ def test_carried_accelerations_agree_with_pinocchio():
     pd = pm.createData()
     p = [model.parameter_values[str(c)] for c in model.constants]
     rng = np.random.default_rng(11)
-    for _ in range(2):
-        x, tau = random_state(model, rng)
-        q, v = model.to_pinocchio(x)
-        want = pin.aba(pm, pd, q, v, tau)
+    for x, tau in [random_state(model, rng) for _ in range(2)]:
+        want = pin.aba(pm, pd, *model.to_pinocchio(x), tau)
         got = np.array(forward({"x": x, "p": p, "r": tau})["ud"])
         assert np.max(np.abs(got - want)) <= 1e-9 * np.max(np.abs(want))
