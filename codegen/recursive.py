@@ -19,6 +19,10 @@ inward, eliminating each body's speeds:
 
 then outward: u'_j = D⁻¹ (ρ - Uᵀ X_b A_parent), A_b = X_b A_parent + s u'_j
 (D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: solve.ldl_factor).
+Where every child joint has its velocity product (codegen.tree), h_b = W_b a0_b
++ b_b with each body's u'-free acceleration a0 carried outward first, as
+Pinocchio's first pass carries it (carried_acceleration), not composed from
+the formulation's expressions body by body.
 
 Spatial vectors are (angular; linear at a reference point) in each body's
 components (a rigid body's frame, the Newtonian frame for a particle),
@@ -354,6 +358,33 @@ def _outward(nodes, T, step, nspeeds, define):
     return ud
 
 
+def carried_acceleration(k, nd, c, a_parent, T, define) -> sm.Matrix:
+    """A body's u'-free total acceleration on all six rows, as Pinocchio's passes carry
+    it: c (the root's a0 with gravity, a child's velocity product (c_ω; e), codegen.tree)
+    for a root, X (a_parent + (0; e)) + (c_ω; 0) for a child."""
+    if nd.parent < 0:
+        return sm.Matrix(c)
+    every = list(range(6))
+    shifted = a_parent + sm.Matrix([0, 0, 0] + list(c[3:]))
+    return _Transport(T[k].R, T[k].r, every, every, define, k)(shifted) \
+        + sm.Matrix(list(c[:3]) + [0, 0, 0])
+
+
+def _carried_biases(nodes, Wx, h, T, define):
+    """(W, h) of the recursion from _tree_inputs' carry: each body's u'-free acceleration
+    a0 carried outward (carried_acceleration) and h = Wx a0 + bx, so that no body's a0
+    is composed from the formulation's expressions. W: Wx's columns on the node's rows."""
+    a0, W, bias = [None] * len(nodes), [], []
+    for k, nd in enumerate(nodes):
+        c, b = h[k]
+        ak = carried_acceleration(k, nd, c, a0[nd.parent] if nd.parent >= 0 else None,
+                                  T, define)
+        a0[k] = sm.Matrix([define(f"a0{k}_{i}", v) for i, v in enumerate(ak)])
+        W.append(Wx[k].extract(list(range(len(nd.rows))), nd.rows))
+        bias.append(Wx[k] * a0[k] + sm.Matrix(b))
+    return W, bias
+
+
 def tree_program(eom) -> Program | None:
     """q' and u' of a tree-structured model in one straight-line program.
 
@@ -362,7 +393,11 @@ def tree_program(eom) -> Program | None:
     ud and D (the pivots, each > 0 for a positive definite M). None if a
     joint's D is zero by structure (the dense solve then reports the singular
     M at run time)."""
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom)
+    nodes = eom.tree.nodes
+    carry = all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None) for nd in nodes)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=carry, carry=carry)
+    if carry:
+        W, h = _carried_biases(nodes, W, h, T, define)
     passed = _inward(eom.tree.nodes, S, W, h, Q, T, define)
     if passed is None:
         return None
