@@ -404,9 +404,11 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
                 upper[key] += e
         upper = {key: pythagoras(e, memo) for key, e in upper.items()}
         return sm.Matrix(n, n, lambda j, k: upper[min(j, k), max(j, k)])
-    # the symbols of M's cells, without forming them: those of their keys and coefficients
-    symbols = set().union(*[e.free_symbols for K1, K2, C in pairs
-                            for e in [*C, *_key_entries(K1), *_key_entries(K2)]])
+    # the symbols of M's cells, without forming them: those of their keys and coefficients,
+    # each key read once (a key is in a pair with every other: O(n²) pairs, O(n) keys)
+    keys = {K for K1, K2, _ in pairs for K in (K1, K2)}
+    entries = {e for K in keys for e in _key_entries(K)} | {e for _, _, C in pairs for e in C}
+    symbols = set().union(*[e.free_symbols for e in entries])
     for s in shares:
         symbols |= set().union(*[sm.sympify(e).free_symbols for e in s.M.values()])
     M = LazyMatrix(mass, (n, n), symbols)

@@ -112,6 +112,7 @@ class Probe:
         self.memo = {}             # plain and timed atoms, intermediates, nodes -> complex
         self.done = 0              # intermediates evaluated so far
         self._rot = {}             # frame -> its rotation from N at this point (floats)
+        self._parts = {}           # id of a vector's part -> (part, its value in N, size)
 
     def _value(self, atom) -> float:
         return random.Random(f"{self.seed}:{atom}").uniform(0.3, 1.3)
@@ -162,9 +163,16 @@ class Probe:
                 [[sum(R[i][k] * C[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
         return self._rot[F]
 
-    def turn(self, X, G, frames: dict) -> list:
-        """T(X, G) at this point: components in X = T components in G."""
-        if X == G:
-            return [[complex(i == j) for j in range(3)] for i in range(3)]
-        CX, CG = self.rotation(X, frames), self.rotation(G, frames)
-        return [[sum(CX[i][k] * CG[j][k] for k in range(3)) for j in range(3)] for i in range(3)]
+    def in_N(self, comps, G, frames: dict) -> tuple:
+        """A vector's part (components comps in G) in N's components, with the sum of
+        |comps|, at this point. A part is read once: SymPy's velocity of a point down a
+        chain holds its parent's parts, the same objects, and reading them again would
+        make checking every point O(n²)."""
+        key = (id(comps), G)
+        hit = self._parts.get(key)
+        if hit is None:
+            c = [self.number(e) for e in comps]
+            C = self.rotation(G, frames)
+            v = [sum(C[k][i] * c[k] for k in range(3) if c[k] != 0) for i in range(3)]
+            hit = self._parts[key] = (comps, v, sum(abs(e) for e in c))
+        return hit[1], hit[2]

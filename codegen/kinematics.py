@@ -251,12 +251,15 @@ class Kinematics:
         def row(e, wrt):        # only by the symbols e has: O(n) for the usual u = q'
             free = e.free_symbols
             return [e.diff(s) if s in free else sm.S.Zero for s in wrt]
-        k_kqdot = sm.Matrix([row(e, qd) for e in kd])
-        k_ku = sm.Matrix([row(e, speeds) for e in kd]) if speeds else sm.zeros(n, 0)
+        rows_qd, rows_u = [row(e, qd) for e in kd], [row(e, speeds) for e in kd]
+        k_kqdot = sm.Matrix(rows_qd)
+        k_ku = sm.Matrix(rows_u) if speeds else sm.zeros(n, 0)
         zero = dict.fromkeys(speeds + qd, 0)
         f_k = sm.Matrix([e.xreplace(zero) for e in kd])
         linear = set(self.us + qd)
-        bad = {s for m in (k_kqdot, k_ku, f_k) for e in m for s in e.free_symbols & linear}
+        # the nonzero entries only: the matrices hold n² cells, the usual u = q' 2n entries
+        bad = {s for rows in (rows_qd, rows_u, [f_k]) for r in rows for e in r if e != 0
+               for s in e.free_symbols & linear}
         if bad or any(d in e.free_symbols for e in f_k for d in qd):
             back = {**self._base_back, **{d: s.diff(t) for s, d in zip(self.q, qd)}}
             names = [back[s] for s in self.us + qd if s in bad]

@@ -149,3 +149,27 @@ def test_humanoid_conserves_energy(humanoid_modules):
     assert res.success, res.message
     e0 = energy(x0, pv)
     assert max(abs(energy(x, pv) - e0) for x in res.x) < 1e-7
+
+
+def test_velocity_check_reads_each_part_once_and_still_catches():
+    """Checking every composed velocity against SymPy's reads each of SymPy's vector parts
+    once (a chain's velocities repeat their parents' parts): the probes' parts grow by a
+    few per link, not with n². A stored velocity one part of which is off (1e-6 relative,
+    a chain's last point) is still refused."""
+    from codegen.points import NotRelative
+    from codegen.relative import RelativeMotions
+    parts = {}
+    for n in (4, 8, 16):
+        model = ex.n_pendulum_on_cart(n)
+        rm = RelativeMotions(GibbsAppellMethod(**model.kwargs)._kin, model.frame, model.bodies)
+        for b in model.bodies:
+            rm.velocity(b.masscenter)
+        parts[n] = max(len(p._parts) for p in rm._probe)
+    assert parts[16] - parts[8] <= 2 * (parts[8] - parts[4]) + 2, parts
+    model = ex.n_pendulum_on_cart(6)
+    N, P = model.frame, model.bodies[-1].masscenter
+    (comps, G), *_ = P.vel(N).args
+    P.set_vel(N, P.vel(N) + 1e-6 * comps[0] * G.x)
+    rm = RelativeMotions(GibbsAppellMethod(**model.kwargs)._kin, N, model.bodies)
+    with pytest.raises(NotRelative, match="not the derivative of its position"):
+        rm.velocity(P)
