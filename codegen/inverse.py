@@ -30,7 +30,7 @@ from sympy.core.function import AppliedUndef
 
 from .program import Input, Program, live_temporaries
 # the forward recursion's inputs and transports, shared
-from .recursive import _carried, _planar, _Transport, _tree_inputs
+from .recursive import _carried, _planar, _tree_inputs, carried_acceleration
 
 __all__ = ["inverse_program", "newton_euler"]
 
@@ -127,16 +127,10 @@ def _total_accelerations(nodes, S, W, h, T, define, ud) -> list:
     not formed from the formulation's expressions body by body, and gravity, the root's
     (0; -g), rides along in X."""
     a, f = [None] * len(nodes), [None] * len(nodes)
-    every = list(range(6))
     for k, nd in enumerate(nodes):
         c, b = h[k]
         own = S[k] * sm.Matrix([ud[j] for j in nd.speeds])
-        if nd.parent < 0:
-            ak = sm.Matrix(c)
-        else:
-            shifted = a[nd.parent] + sm.Matrix([0, 0, 0] + list(c[3:]))
-            ak = _Transport(T[k].R, T[k].r, every, every, define, k)(shifted) \
-                + sm.Matrix(list(c[:3]) + [0, 0, 0])
+        ak = carried_acceleration(k, nd, c, a[nd.parent] if nd.parent >= 0 else None, T, define)
         for i, row in enumerate(nd.rows):
             ak[row] += own[i]
         a[k] = sm.Matrix([define(f"ia{k}_{i}", v) for i, v in enumerate(ak)])
