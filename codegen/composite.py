@@ -31,7 +31,7 @@ import sympy as sm
 
 from sympy.core.function import AppliedUndef
 
-from .program import Input, Program, live_temporaries
+from .program import Input, Program, dependents, live_temporaries
 from .progress import checkpoint
 # the forward recursion's inputs and transports, shared
 from .recursive import _carried, _planar, _tree_inputs
@@ -142,14 +142,10 @@ def _mass_columns(eom, prog, define, S, W, T) -> Program | None:
     # the transports' temporaries free of e, defined on first use inside the outward
     # pass, go before the loop with the rest (an order that keeps every use after its
     # definition: a temporary free of e reads none of e's)
-    free, loop, depends = [], [], set(e)
-    for sym, expr in define.temps[once:]:
-        if expr.free_symbols & depends:
-            depends.add(sym)
-            loop.append((sym, expr))
-        else:
-            free.append((sym, expr))
-    define.temps[once:] = free + loop
+    later = define.temps[once:]
+    loop = dependents(later, set(e))
+    define.temps[once:] = [t for t in later if t[0] not in loop] + [t for t in later
+                                                                    if t[0] in loop]
     program = _program(prog.inputs, define, [("M", column)])
     used = set().union(*(x.free_symbols for x in [x for _, x in program.temporaries] + column))
     program.inputs += [Input(f"cg_e{j}", "E", j, f"e[{j}]") for j, s in enumerate(e) if s in used]

@@ -26,7 +26,7 @@ from . import __version__
 from .abi import (CALLBACKS, CONSTANTS, DESCRIPTOR, FLAGS, FUNCTIONS, METHOD_INFO, PROPERTIES,
                   RUNTIME, RUNTIME_DIR, STATUS_CODE, TEMPLATE_DIR)
 from .eom import EquationsOfMotion
-from .program import Program, operation_count
+from .program import Program, dependents, operation_count
 from .progress import checkpoint
 from .signals import entry_names
 
@@ -347,14 +347,10 @@ def _executed(program: Program, kind: str) -> int:
     if kind != "mass" or not any(i.array == "E" for i in program.inputs):
         return program.operation_count
     unit = {i.name for i in program.inputs if i.array == "E"}
-    depends = {o for o, n in program.names.items() if n in unit}
-    once, body = [], [e for _, exprs in program.outputs for e in exprs]
-    for sym, expr in program.temporaries:
-        if expr.free_symbols & depends:
-            depends.add(sym)
-            body.append(expr)
-        else:
-            once.append(expr)
+    loop = dependents(program.temporaries, {o for o, n in program.names.items() if n in unit})
+    once = [e for sym, e in program.temporaries if sym not in loop]
+    body = [e for sym, e in program.temporaries if sym in loop] \
+        + [e for _, exprs in program.outputs for e in exprs]
     columns = sum(len(exprs) for _, exprs in program.outputs)
     return operation_count(once) + columns * operation_count(body)
 
@@ -366,12 +362,9 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     temporaries) run once, the rest in function.j2's loop over the columns (loop: its
     statements and the array's reads, as body() takes them)."""
     read = {i["cname"] for i in inputs if i["array"] == array}
-    depends = {o for o, n in program.names.items() if n in read}
-    first = len(program.temporaries)
-    for k, (sym, expr) in enumerate(program.temporaries):
-        if expr.free_symbols & depends:
-            depends.add(sym)
-            first = min(first, k)
+    loop = dependents(program.temporaries, {o for o, n in program.names.items() if n in read})
+    first = next((k for k, (sym, _) in enumerate(program.temporaries) if sym in loop),
+                 len(program.temporaries))
     reads = [i for i in inputs if i["array"] == array]
     body = statements[first:]
     lanes = (COLUMN_LANES if array == "B" else MASS_LANES) \
@@ -552,20 +545,21 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [])
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl", "columns")]
-    # the files of functions compiled beside the model's own: file -> (functions, what)
+    # the files of functions compiled beside the model's own: file -> (functions, what,
+    # flags after the build's)
     beside = {}
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
-        beside[f"{name}_solve.c"] = (solve_functions, "the solve")
+        beside[f"{name}_solve.c"] = (solve_functions, "the solve", ())
     looped_mass = [f for f in functions if f["kind"] == "mass" and f["column"]]
     if not fused and looped_mass:      # a large tree's: at PART_FLAGS, on the other core
-        beside[f"{name}_mass.c"] = (looped_mass, "the mass matrix")
+        beside[f"{name}_mass.c"] = (looped_mass, "the mass matrix", PART_FLAGS)
     units = {} if fused else _spread_parts(functions, name)
-    for fs, _ in beside.values():
+    for fs, _, _ in beside.values():
         for f in fs:
             f["external"] = True
     files = {f"{name}.h": render("model.h.j2", **data), f"{name}.c": render("model.c.j2", **data)}
     c_files = [f"{name}.c"]
-    for fname, (fs, what) in beside.items():
+    for fname, (fs, what, _) in beside.items():
         files[fname] = render("model_solve.c.j2", **dict(data, functions=fs, what=what,
                                                          file=fname))
         c_files.append(fname)
@@ -574,8 +568,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                               parts=[dict(function=f, part=part) for f, part in parts])
         c_files.append(fname)
     file_flags = {fname: PART_FLAGS for fname in units}
-    if f"{name}_mass.c" in beside:
-        file_flags[f"{name}_mass.c"] = PART_FLAGS
+    file_flags.update({fname: flags for fname, (_, _, flags) in beside.items() if flags})
     mass_failure = ("the mass matrix is not positive definite" if eom.symmetric
                     else "the mass matrix is singular")
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,

@@ -33,7 +33,7 @@ import sympy as sm
 
 from .symbolic import evaluate
 
-__all__ = ["frame_tree", "plan_frames", "Probe"]
+__all__ = ["frame_tree", "plan_frames", "uncached_path", "Probe"]
 
 
 def frame_tree(N) -> dict:
@@ -103,6 +103,18 @@ def plan_frames(tree: dict, frames: dict, wanted: dict, own: dict | None = None)
     return chosen
 
 
+def uncached_path(node, parent: dict, cache) -> list:
+    """node and its ancestors (parent: node -> its parent, None at a root), nearest first,
+    up to the first that cache holds: what a composition down a tree computes anew."""
+    path = []
+    while node not in cache:
+        path.append(node)
+        if parent[node] is None:
+            break
+        node = parent[node]
+    return path
+
+
 class Probe:
     """Floats at one generic point for plain symbols, SymPy's functions of time, and
     the intermediates: the same value for a symbol in every expression."""
@@ -148,13 +160,7 @@ class Probe:
 
     def rotation(self, F, frames: dict) -> list:
         """The rotation of F from N (components in F = C components in N), floats."""
-        path, G = [], F
-        while G not in self._rot:
-            path.append(G)
-            if frames[G] is None:
-                break
-            G = frames[G]
-        for G in reversed(path):
+        for G in reversed(uncached_path(F, frames, self._rot)):
             P = frames[G]
             R = [[self.number(c) for c in row] for row in G._dcm_dict[P].tolist()] \
                 if P is not None else [[complex(i == j) for j in range(3)] for i in range(3)]

@@ -16,8 +16,9 @@ generalized force is its share of them less the other loads' Q:
 M. Where every child joint turns about its point with a constant axis (codegen.tree's
 velocity product c), the total acceleration A + a0 is carried outward instead, as
 Pinocchio's RNEA carries it, gravity as the root's (0; -g): no body's u'-free
-acceleration is then formed from the formulation's expressions. Without a tree (run-time constraints, recursive=False, a model that is no
-tree) there is no program: the runtime forms M u' - F from the model's M and F.
+acceleration is then formed from the formulation's expressions. Without a tree
+(run-time constraints, recursive=False, a model that is no tree) there is no
+program: the runtime forms M u' - F from the model's M and F.
 
 The tree's inputs (one CSE over s, W, h, R, r, Q) and its transports are those
 of the forward recursion (codegen.recursive), so both passes fold the same
@@ -49,8 +50,7 @@ def _newton_euler(eom, with_qd) -> Program:
     # the Jacobian's (with_qd) split but not carried: its derivative program has fewer
     # operations and definitions split (iiwa: 7,572 and 1,721 against 8,341 and 1,951)
     nodes = eom.tree.nodes
-    carry = not with_qd and all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None)
-                                for nd in nodes)
+    carry = not with_qd and eom.tree.carried
     prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=True, carry=carry)
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):

@@ -77,7 +77,7 @@ class _Tangents:
         known = self._known.get(e)
         if known is None:
             known = define(self.defs, f"jd{len(self.defs)}", e)
-            self._known[e], self._known[-e] = known, -known
+            self.value(known, e)
         return known
 
 

@@ -7,7 +7,7 @@ them imports this module.
 """
 from __future__ import annotations
 
-from . import jacobian as jac               # jac.AUTO_LIMIT, AUTO_RATIO read at each call
+from . import jacobian as jac               # jac.auto_limit's constants read at each call
 from .composite import composite_programs
 from .eom import EquationsOfMotion
 from .inverse import inverse_program

@@ -19,7 +19,7 @@ from collections import deque
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-from .framing import plan_frames
+from .framing import plan_frames, uncached_path
 from .motions import Motion
 from .progress import checkpoint
 from .vec3 import add, cross
@@ -88,13 +88,7 @@ class PointComposition:
         module docstring), with partials and rate."""
         if P not in self._vel:
             tree = self._point_tree(P)
-            path, Q = [], P
-            while Q not in self._vel:
-                path.append(Q)
-                if tree[Q] is None:
-                    break
-                Q = tree[Q]
-            for Q in reversed(path):
+            for Q in reversed(uncached_path(P, tree, self._vel)):
                 self._vel[Q] = self._compose_velocity(Q, tree[Q])
         return self._vel[P]
 

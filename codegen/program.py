@@ -34,7 +34,7 @@ if TYPE_CHECKING:          # only read here: the equations are built above this 
     from .eom import EquationsOfMotion
 
 __all__ = ["Program", "Input", "make_program", "operation_count", "live_temporaries",
-           "check_defined"]
+           "dependents", "check_defined"]
 
 @dataclass
 class Input:
@@ -72,6 +72,16 @@ def live_temporaries(temporaries: list, outputs: list) -> list:
             kept.append((sym, expr))
             needed |= expr.free_symbols
     return kept[::-1]
+
+
+def dependents(temporaries: list, seeds: set) -> set:
+    """The temporaries' symbols that read any of seeds, directly or through the
+    temporaries before them (a loop's body: what reads the column's input)."""
+    depends = set(seeds)
+    for sym, expr in temporaries:
+        if expr.free_symbols & depends:
+            depends.add(sym)
+    return depends - set(seeds)
 
 
 def check_defined(program: Program, what: str) -> None:

@@ -394,7 +394,7 @@ def tree_program(eom) -> Program | None:
     joint's D is zero by structure (the dense solve then reports the singular
     M at run time)."""
     nodes = eom.tree.nodes
-    carry = all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None) for nd in nodes)
+    carry = eom.tree.carried
     prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=carry, carry=carry)
     if carry:
         W, h = _carried_biases(nodes, W, h, T, define)

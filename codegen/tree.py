@@ -73,6 +73,13 @@ class Tree:
     # points the detection composed (codegen.relative), defined after the formulation
     intermediates: list = field(default_factory=list)
 
+    @property
+    def carried(self) -> bool:
+        """Whether every child joint has its velocity product c and every root its a0x:
+        then the passes carry each body's u'-free acceleration outward (TreeNode.c)."""
+        return all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None)
+                   for nd in self.nodes)
+
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
             why: list | None = None, omegas: list | None = None,
