@@ -21,9 +21,10 @@ __all__ = ["forward"]
 
 
 def _add(grads: dict, g: dict, factor) -> None:
+    """The terms factor * g[i] of each direction's derivative, summed once in _node: a
+    sum grown term by term would flatten its terms again at each."""
     for i, d in g.items():
-        term = d if factor == 1 else factor * d
-        grads[i] = grads[i] + term if i in grads else term
+        grads.setdefault(i, []).append(d if factor == 1 else factor * d)
 
 
 def forward(exprs, seeds: dict, point: dict, memo: dict) -> list:
@@ -95,4 +96,5 @@ def _node(e, args, seeds, point):
                 d = e.diff(v).xreplace(point)
                 if d != 0:
                     _add(grads, g, d)
-    return value, {j: d for j, d in grads.items() if d != 0}
+    summed = ((j, terms[0] if len(terms) == 1 else sm.Add(*terms)) for j, terms in grads.items())
+    return value, {j: d for j, d in summed if d != 0}

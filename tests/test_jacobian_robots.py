@@ -87,3 +87,23 @@ def test_spliced_definitions_keep_operations(monkeypatch):
     whole = jac.jacobian_program(eom)
     assert spliced.operation_count <= whole.operation_count
     assert len(spliced.temporaries) < 0.9 * len(whole.temporaries)     # 1,460 for 1,721
+
+
+def test_negations_are_sympys():
+    """jacobian._negated builds -e from e's terms without SymPy's flattening: the same
+    expression (equal, same hash) as SymPy's -e over the iiwa's Newton–Euler program and
+    on the terms it leaves to SymPy (a number times a sum, which SymPy distributes)."""
+    import sympy as sm
+    model = from_urdf(_path("shared", "iiwa.urdf"))
+    eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "iiwa", model.constants,
+                            model.specifieds)
+    _, values = jac._values(eom)
+    a, b, c = sm.symbols("a b c")
+    odd = [sm.Mul(2, a + b, evaluate=False), sm.Add(c, sm.Mul(2, a + b, evaluate=False),
+                                                    evaluate=False),
+           -a * b, 0.5 * a - 3, -a, a ** 2 * sm.sin(b) - 1.5 * c + 2, sm.S(4)]
+    exprs = [e for _, e in values.temporaries] + odd
+    assert len(exprs) > 200
+    for e in exprs:
+        ours, theirs = jac._negated(e), -e
+        assert ours == theirs and hash(ours) == hash(theirs), e
