@@ -260,14 +260,39 @@ def _build(tc: Toolchain, peer: Path, exports: list, name: str, jacobian_name: s
     return exe
 
 
+#: the driver's timed functions, as callgrind names them: (ours, Pinocchio's) per key
+_CALLS = re.compile(r"^\s*([\d,]+) .*?:(ours|pin)_(fd|id|mass|jacobian) \[", re.M)
+
+
+def _instructions(args: list, out: dict, samples: int, calls: int, timeout: float) -> dict:
+    """{key: Ir per call, key_pin: ...}: the driver run once under callgrind (calls
+    calls a side, one round), each call function's inclusive instructions over its
+    calls (the samples' checks, a warm-up and the round), for the pairs that agree."""
+    with tempfile.TemporaryDirectory(prefix="cg-callgrind-") as folder:
+        data = Path(folder) / "callgrind.out"
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={data}",
+                        *args[:-2], str(calls), "1"], capture_output=True, timeout=timeout,
+                       check=True)
+        text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
+                               str(data)], capture_output=True, text=True, timeout=timeout,
+                              check=True).stdout
+    n = samples + 1 + calls
+    return {key + ("_pin" if side == "pin" else ""): int(ir.replace(",", "")) / n
+            for ir, side, key in _CALLS.findall(text) if key in out["times"]}
+
+
 def measure(model, urdf: str, floating: bool, mimic: bool = True, name: str = "robot",
             separate_jacobian: bool = False, flags=FLAGS, calls: int | None = None,
             rounds: int = 11, samples: int = SAMPLES, perturb: float = 0.0,
             timeout: float = 600.0, tc: Toolchain | None = None,
-            peer: Path | None = None) -> dict:
+            peer: Path | None = None, callgrind: bool = True) -> dict:
     """One robot in C: {"nq", "nv", "samples", "error": {fd, id, mass[, jacobian]},
     "times": {fd, fd_pin, ...} (seconds per call, only for the pairs that agree),
-    "flags"}, or {"failed": why} where the driver does not build or run.
+    "flags", "load" (the 1-minute load average as the driver started),
+    "instructions": {fd, fd_pin, ...} (per call, by callgrind, with callgrind=True where
+    valgrind is installed)}, or
+    {"failed": why} where the driver does not build or run. A difference is Infinity
+    where a result is NaN, and the Jacobian's NaN where it was not built.
 
     model: a codegen.robots.RobotModel of urdf; its standalone C is exported with the
     default options and, with separate_jacobian=True, again with jacobian=True for
@@ -293,14 +318,21 @@ def measure(model, urdf: str, floating: bool, mimic: bool = True, name: str = "r
             return {"failed": str(exc)}
         p = [model.parameter_values[c] for c in model.constants]
         (build / "samples.txt").write_text(_samples_text(model, floating, p, samples, perturb))
+        load = os.getloadavg()[0]
+        args = [str(exe), urdf, str(int(floating)), str(int(mimic)), str(build / "samples.txt"),
+                str(calls), str(rounds)]
         try:
-            proc = subprocess.run([str(exe), urdf, str(int(floating)), str(int(mimic)),
-                                   str(build / "samples.txt"), str(calls), str(rounds)],
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"failed": f"the driver ran over {timeout:.0f} s"}
         if proc.returncode != 0:
             return {"failed": (proc.stderr.strip().splitlines() or ["the driver failed"])[-1]}
         out = json.loads(proc.stdout)
-    out["flags"] = " ".join(flags)
+        if callgrind and shutil.which("valgrind") and shutil.which("callgrind_annotate"):
+            try:
+                out["instructions"] = _instructions(args, out, samples, 200, timeout)
+            except (subprocess.SubprocessError, OSError) as exc:
+                out["instructions_failed"] = str(exc)[:200]
+    out["error"].setdefault("jacobian", float("nan"))      # NaN: not built, as from Python
+    out.update(flags=" ".join(flags), load=load)
     return out
