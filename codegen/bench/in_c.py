@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["FLAGS", "Unavailable", "Toolchain", "toolchain", "peer_object", "draw_states",
-           "tangent", "measure"]
+           "tangent", "Driver", "build_driver", "run_driver", "measure"]
 
 #: the flags of both sides' compiles
 FLAGS = ("-O3", "-DNDEBUG", "-fno-math-errno")
@@ -281,46 +281,58 @@ def _instructions(args: list, out: dict, samples: int, calls: int, timeout: floa
             for ir, side, key in _CALLS.findall(text) if key in out["times"]}
 
 
-def measure(model, urdf: str, floating: bool, mimic: bool = True, name: str = "robot",
-            separate_jacobian: bool = False, flags=FLAGS, calls: int | None = None,
-            rounds: int = 11, samples: int = SAMPLES, perturb: float = 0.0,
-            timeout: float = 600.0, tc: Toolchain | None = None,
-            peer: Path | None = None, callgrind: bool = True) -> dict:
-    """One robot in C: {"nq", "nv", "samples", "error": {fd, id, mass[, jacobian]},
-    "times": {fd, fd_pin, ...} (seconds per call, only for the pairs that agree),
-    "flags", "load" (the 1-minute load average as the driver started),
-    "instructions": {fd, fd_pin, ...} (per call, by callgrind, with callgrind=True where
-    valgrind is installed)}, or
-    {"failed": why} where the driver does not build or run. A difference is Infinity
-    where a result is NaN, and the Jacobian's NaN where it was not built.
+@dataclass(frozen=True)
+class Driver:
+    """A robot's driver program, built (build_driver) and ready to run (run_driver)."""
+    exe: Path
+    model: object            # the codegen.robots.RobotModel it was built from
+    urdf: str
+    floating: bool
+    mimic: bool
+    flags: tuple
 
-    model: a codegen.robots.RobotModel of urdf; its standalone C is exported with the
-    default options and, with separate_jacobian=True, again with jacobian=True for
-    ``cg_jacobian`` (as codegen.bench.robots rebuilds a model the default options
-    left without its Jacobian); else the Jacobian is timed where the default build has
-    it. calls: per round and side (default 5000, 1000 past 20 speeds). Raises
-    Unavailable where the toolchain is missing."""
+
+def build_driver(model, urdf: str, floating: bool, mimic: bool, name: str, folder: Path,
+                 separate_jacobian: bool = False, flags=FLAGS, tc: Toolchain | None = None,
+                 peer: Path | None = None) -> Driver:
+    """The driver of a robot in folder: model (a codegen.robots.RobotModel of urdf)
+    exported with the default options and, with separate_jacobian=True, again with
+    jacobian=True for ``cg_jacobian`` (as codegen.bench.robots rebuilds a model the
+    default options left without its Jacobian; else the Jacobian is timed where the
+    default build has it), linked with Pinocchio's side. Raises Unavailable where the
+    toolchain is missing, RuntimeError (BuildError among them) where it does not build."""
     from .. import GibbsAppellMethod
     from ..export import export_c
     tc = tc or toolchain()
     peer = peer or peer_object(tc, flags)
+    names = [name] + ([f"{name}_jacobian"] if separate_jacobian else [])
+    exports = [export_c(GibbsAppellMethod(**model.kwargs), n, folder, constants=model.constants,
+                        specifieds=model.specifieds, driver=False,
+                        jacobian=True if n != name else None) for n in names]
+    exe = _build(tc, peer, exports, name, names[-1], Path(folder), flags)
+    return Driver(exe, model, urdf, floating, mimic, tuple(flags))
+
+
+def run_driver(driver: Driver, calls: int | None = None, rounds: int = 11,
+               samples: int = SAMPLES, perturb: float = 0.0, timeout: float = 600.0,
+               callgrind: bool = True) -> dict:
+    """The driver's figures: {"nq", "nv", "samples", "error": {fd, id, mass, jacobian},
+    "times": {fd, fd_pin, ...} (seconds per call, only for the pairs that agree),
+    "flags", "load" (the 1-minute load average as the driver started), and with
+    callgrind=True, where valgrind is installed, "instructions": {fd, fd_pin, ...} per
+    call}, or {"failed": why}. A difference is Infinity where a result is NaN, and the
+    Jacobian's is NaN where it was not built. calls: per round and side (default 5000,
+    1000 past 20 speeds); perturb: added to our coordinates only (every pair must then
+    differ)."""
+    model, floating = driver.model, driver.floating
     calls = calls or (1000 if len(model.u_ind) > 20 else 5000)
-    with tempfile.TemporaryDirectory(prefix="cg-in-c-") as build:
-        build = Path(build)
-        names = [name] + ([f"{name}_jacobian"] if separate_jacobian else [])
-        try:
-            exports = [export_c(GibbsAppellMethod(**model.kwargs), n, build,
-                                constants=model.constants, specifieds=model.specifieds,
-                                driver=False, jacobian=True if n != name else None)
-                       for n in names]
-            exe = _build(tc, peer, exports, name, names[-1], build, flags)
-        except RuntimeError as exc:
-            return {"failed": str(exc)}
+    with tempfile.TemporaryDirectory(prefix="cg-in-c-") as folder:
+        data = Path(folder) / "samples.txt"
         p = [model.parameter_values[c] for c in model.constants]
-        (build / "samples.txt").write_text(_samples_text(model, floating, p, samples, perturb))
+        data.write_text(_samples_text(model, floating, p, samples, perturb))
         load = os.getloadavg()[0]
-        args = [str(exe), urdf, str(int(floating)), str(int(mimic)), str(build / "samples.txt"),
-                str(calls), str(rounds)]
+        args = [str(driver.exe), driver.urdf, str(int(floating)), str(int(driver.mimic)),
+                str(data), str(calls), str(rounds)]
         try:
             proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -334,5 +346,21 @@ def measure(model, urdf: str, floating: bool, mimic: bool = True, name: str = "r
             except (subprocess.SubprocessError, OSError) as exc:
                 out["instructions_failed"] = str(exc)[:200]
     out["error"].setdefault("jacobian", float("nan"))      # NaN: not built, as from Python
-    out.update(flags=" ".join(flags), load=load)
+    out.update(flags=" ".join(driver.flags), load=load)
     return out
+
+
+def measure(model, urdf: str, floating: bool, mimic: bool = True, name: str = "robot",
+            separate_jacobian: bool = False, peer: Path | None = None, **run) -> dict:
+    """One robot in C: build_driver in a temporary folder, then run_driver(**run); a
+    driver that does not build is {"failed": why}. Raises Unavailable where the toolchain
+    is missing."""
+    with tempfile.TemporaryDirectory(prefix="cg-in-c-") as folder:
+        try:
+            driver = build_driver(model, urdf, floating, mimic, name, Path(folder),
+                                  separate_jacobian, peer=peer)
+        except Unavailable:
+            raise
+        except RuntimeError as exc:
+            return {"failed": str(exc)}
+        return run_driver(driver, **run)

@@ -198,6 +198,20 @@ def _in_c_table(results: dict, caption: str) -> None:
             continue
         print(f"| {name} | " + " | ".join(f"{_cell(c, k)} | {_ratio(r, k)}"
                                           for k in ("fd", "id", "mass", "jacobian")) + " |")
+    counted = {n: r["in_c"]["instructions"] for n, r in results.items()
+               if "instructions" in r.get("in_c", {})}
+    if not counted:
+        return
+    print("\nInstructions per call in C (callgrind, the same driver: 200 calls a side after "
+          "the checks), ratio = Pinocchio / ours\n")
+    print("| robot | FD: ours | pinocchio::aba | ratio | ID: ours | pinocchio::rnea | ratio | "
+          "M: ours | pinocchio::crba | ratio | Jacobian: ours | computeABADerivatives | "
+          "ratio |")
+    print("|---|" + "---|" * 12)
+    for name, ir in counted.items():
+        print(f"| {name} | " + " | ".join(
+            f"{ir[k]:.0f} | {ir[k + '_pin']:.0f} | {ir[k + '_pin'] / ir[k]:.1f}x" if k in ir
+            else " | | " for k in ("fd", "id", "mass", "jacobian")) + " |")
 
 
 def main(argv=None) -> int:
