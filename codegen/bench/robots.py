@@ -2,7 +2,7 @@
 
     python -m codegen.bench.robots [--robots iiwa hyq atlas ...] [--symbolic]
                                    [--shared ../shared/robots] [--cap 900]
-                                   [--no-jacobian-build]
+                                   [--no-jacobian-build] [--no-in-c]
 
 For each robot (codegen.robots.catalog.BENCHMARK_ROBOTS: the iiwa, HyQ and Atlas
 of the rigid-body dynamics benchmark, and UR5, Panda, Solo12, ANYmal and Talos
@@ -24,6 +24,14 @@ derivatives over its quaternion mapped to Pinocchio's tangent space) before
 its times count. Times are the best of three rounds of medians, the peers
 measured in turn. ``--symbolic`` also builds ``from_urdf(..., symbolic=True)``
 and times its forward dynamics.
+
+Then, in the same child, the same four pairs per call in C (codegen.bench.in_c):
+one C program calls the model's standalone export and Pinocchio's C++ algorithms,
+both compiled with in_c.FLAGS, checks them on random states (the first is the one
+timed from Python) and times them; with valgrind installed, also their instructions
+per call. Where the C++ toolchain or Pinocchio's headers are missing, the table says
+which and is left out (``--no-in-c`` skips it); a robot whose driver does not build
+is listed with the reason.
 """
 from __future__ import annotations
 
