@@ -34,7 +34,7 @@ setup(
     package_dir={"codegen": "codegen", "codegen.templates": "templates",
                  "codegen.templates.runtime": "templates/runtime"},
     # three.js (MIT, its LICENSE beside it) is inlined into every animation page
-    package_data={"codegen.templates": ["*.j2", "*.md", "fmi2/*.h", "animation/*"],
+    package_data={"codegen.templates": ["*.j2", "*.md", "fmi2/*.h", "animation/*", "bench/*.j2"],
                   "codegen.animation": ["vendor/*"],
                   "codegen.templates.runtime": ["*.c", "*.h"], "codegen": ["*.pyx", "*.pxi"]},
     ext_modules=cythonize([runtime], language_level=3),
