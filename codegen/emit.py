@@ -279,8 +279,10 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
     The slots are reused by a linear scan over the values' live ranges (the defining
     statement to the last that reads the value, sin/cos arguments read where they are
     computed): a value's slot is freed after the statement of its last use, and a new
-    value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True):
-    w holds 4,045 doubles instead of 97,166 (32 KB of stack instead of 777 KB)."""
+    value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True,
+    22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
+    sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
+    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs)."""
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
     last = {}
     for k, (_, e, _, _) in enumerate(statements):
