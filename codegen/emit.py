@@ -171,13 +171,15 @@ class _Printer(C99CodePrinter):
 #: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
-#: the recursion ("tree", the right-hand side) is emitted whole up to this many statements:
-#: in parts its temporaries live in the scratch array, between calls, and the 100-link
-#: pendulum's RHS took 5.4 µs against 4.6 µs whole, for the same compile CPU (3.0 s against
-#: 3.1 s at -O1; whole at -O2: 3.4 s). Whole, its compile grows faster than its size
-#: (-O2: 1.5 s at 3,300 statements, 4.7 s at 6,600, against about 3 s in parts at -O1),
-#: so the larger are still parted
-TREE_PART_LIMIT = 4000
+#: the recursion ("tree", the right-hand side) is emitted whole up to this many operations,
+#: in parts at PART_FLAGS beyond (measured with the scratch slots shared, callgrind per call,
+#: medians of alternating calls on a loaded machine, whole -> parted at -O1): Atlas
+#: (11,209 operations, 3,064 statements) 23,076 -> 22,772 instructions, 2.98 -> 2.67 µs, its
+#: compile 6.0 -> 3.3 s; Talos (12,390) 25,699 -> 25,165, 3.21 -> 2.94 µs, 7.8 -> 3.1 s; but the
+#: 100-link pendulum (6,977) 20,771 -> 20,664 instructions and 2.52 -> 2.68 µs, kept whole.
+#: Whole, the compile grows faster than the function (-O2: 1.5 s at 3,300 statements, 4.7 s
+#: at 6,600, against about 3 s in parts at -O1)
+TREE_PART_OPERATIONS = 9000
 
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
@@ -327,8 +329,9 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                                            for e in exprs)
     over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
     looped = over is not None and any(i.array == over for i in program.inputs)
-    parted = count > (TREE_PART_LIMIT if kind == "tree" else PART_LIMIT) and kind != "ldl" \
-        and not looped
+    large = program.operation_count > TREE_PART_OPERATIONS if kind == "tree" \
+        else count > PART_LIMIT
+    parted = large and kind != "ldl" and not looped
     names = program.names
     local, slots, size = set(), {}, 0
     ordered = _ordered(program, parted)
