@@ -171,15 +171,17 @@ class _Printer(C99CodePrinter):
 #: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
-#: the recursion ("tree", the right-hand side) is emitted whole up to this many operations,
-#: in parts at PART_FLAGS beyond (measured with the scratch slots shared, callgrind per call,
-#: medians of alternating calls on a loaded machine, whole -> parted at -O1): Atlas
-#: (11,209 operations, 3,064 statements) 23,076 -> 22,772 instructions, 2.98 -> 2.67 µs, its
-#: compile 6.0 -> 3.3 s; Talos (12,390) 25,699 -> 25,165, 3.21 -> 2.94 µs, 7.8 -> 3.1 s; but the
-#: 100-link pendulum (6,977) 20,771 -> 20,664 instructions and 2.52 -> 2.68 µs, kept whole.
-#: Whole, the compile grows faster than the function (-O2: 1.5 s at 3,300 statements, 4.7 s
-#: at 6,600, against about 3 s in parts at -O1)
-TREE_PART_OPERATIONS = 9000
+#: the kinds emitted whole up to this many operations (whatever their statements), in parts
+#: at PART_FLAGS beyond; measured with the scratch slots shared (callgrind per call, medians
+#: of alternating calls in one process, a loaded machine; whole at -O2 -> parted at -O1):
+#: the recursion ("tree", the right-hand side): Atlas (11,209 operations) 23,076 -> 22,772
+#: instructions, 3.20 -> 2.88 µs, compile 5.9 -> 3.2 s; Talos (12,390) 25,699 -> 25,165,
+#: 3.41 -> 3.18 µs, 7.6 -> 3.3 s; but the 100-link pendulum's (6,977) 2.52 -> 2.68 µs, kept
+#: whole (whole, the compile grows faster than the function: -O2 1.5 s at 3,300 statements,
+#: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions but
+#: 1.78 -> 1.62 µs (whole, its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB)
+#: 0.763 -> 0.769 µs, kept whole
+PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000}
 
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
@@ -329,7 +331,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                                            for e in exprs)
     over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
     looped = over is not None and any(i.array == over for i in program.inputs)
-    large = program.operation_count > TREE_PART_OPERATIONS if kind == "tree" \
+    large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
     parted = large and kind != "ldl" and not looped
     names = program.names

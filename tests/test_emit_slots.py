@@ -24,7 +24,7 @@ def parted(tmp_path_factory):
     ga = GibbsAppellMethod(**model.kwargs)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(emit, "PART_LIMIT", 60)
-        mp.setattr(emit, "TREE_PART_OPERATIONS", 60)
+        mp.setattr(emit, "PART_OPERATIONS", {"tree": 60, "inverse_dynamics": 60})
         mp.setattr(emit, "PART_STATEMENTS", 40)
         _, src = model_sources(ga, "slots8", options=Options(jacobian=True))
         mod = generate(ga, "slots8", output_dir=tmp_path_factory.mktemp("slots"), jacobian=True)
