@@ -178,9 +178,9 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 #: instructions, 3.20 -> 2.88 µs, compile 5.9 -> 3.2 s; Talos (12,390) 25,699 -> 25,165,
 #: 3.41 -> 3.18 µs, 7.6 -> 3.3 s; but the 100-link pendulum's (6,977) 2.52 -> 2.68 µs, kept
 #: whole (whole, the compile grows faster than the function: -O2 1.5 s at 3,300 statements,
-#: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions but
-#: 1.78 -> 1.62 µs (whole, its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB)
-#: 0.763 -> 0.769 µs, kept whole
+#: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions, 2 to 9 %
+#: faster in three runs of four (1.72-1.78 -> 1.61-1.69 µs), the same in the fourth (whole,
+#: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole
 PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000}
 
 #: a model whose large functions' parts have more statements than this spreads them over
