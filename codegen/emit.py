@@ -14,6 +14,7 @@ the solve, the constraint elimination and the integrators are the runtime's
 """
 from __future__ import annotations
 
+import heapq
 import keyword
 import re
 from dataclasses import dataclass
@@ -94,19 +95,17 @@ class _Printer(C99CodePrinter):
 
     _MAX_UNROLL = 4
 
-    def __init__(self, names, scratch_from=None):
+    def __init__(self, names, scratch=None):
         # order="none": the canonical term order costs a third of the printing;
         # no math macros: M_PI and the like are POSIX, not C99 (the standalone C is strict)
         super().__init__({"full_prec": False, "order": "none", "math_macros": {}})
         self._names = names
         self.trig = {}        # argument -> k: sin, cos of it are cg_s<k>, cg_c<k>
-        self._scratch_from = scratch_from   # sin, cos in w[] from here (a parted function)
+        self.scratch = scratch or {}   # (k, "s" or "c") -> its slot w[i] (a parted function)
 
     def trig_value(self, k, kind):
         """The C name of the sine ("s") or cosine ("c") of the k-th argument."""
-        if self._scratch_from is None:
-            return f"cg_{kind}{k}"
-        return f"w[{self._scratch_from + 2 * k + (kind == 'c')}]"
+        return self.scratch.get((k, kind), f"cg_{kind}{k}")
 
     def expression(self, expr) -> str:
         """expr in C: the printer's own dispatch, without doprint's per-call set-up
@@ -172,13 +171,17 @@ class _Printer(C99CodePrinter):
 #: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
-#: the recursion ("tree", the right-hand side) is emitted whole up to this many statements:
-#: in parts its temporaries live in the scratch array, between calls, and the 100-link
-#: pendulum's RHS took 5.4 µs against 4.6 µs whole, for the same compile CPU (3.0 s against
-#: 3.1 s at -O1; whole at -O2: 3.4 s). Whole, its compile grows faster than its size
-#: (-O2: 1.5 s at 3,300 statements, 4.7 s at 6,600, against about 3 s in parts at -O1),
-#: so the larger are still parted
-TREE_PART_LIMIT = 4000
+#: the kinds emitted whole up to this many operations (whatever their statements), in parts
+#: at PART_FLAGS beyond; measured with the scratch slots shared (callgrind per call, medians
+#: of alternating calls in one process, a loaded machine; whole at -O2 -> parted at -O1):
+#: the recursion ("tree", the right-hand side): Atlas (11,209 operations) 23,076 -> 22,772
+#: instructions, 3.20 -> 2.88 µs, compile 5.9 -> 3.2 s; Talos (12,390) 25,699 -> 25,165,
+#: 3.41 -> 3.18 µs, 7.6 -> 3.3 s; but the 100-link pendulum's (6,977) 2.52 -> 2.68 µs, kept
+#: whole (whole, the compile grows faster than the function: -O2 1.5 s at 3,300 statements,
+#: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions, 2 to 9 %
+#: faster in three runs of four (1.72-1.78 -> 1.61-1.69 µs), the same in the fourth (whole,
+#: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole
+PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000}
 
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
@@ -210,24 +213,44 @@ class Sources:
     file_flags: dict = None  # c file -> compiler flags after the build's (PART_FLAGS)
 
 
-def _trig_plan(program: Program) -> dict:
-    """The sin/cos pairs to compute before each statement (temporaries, then
-    output entries, numbered in that order): {statement: [[arg] or [arg, arg]]}.
+def _ordered(program: Program, parted: bool) -> list:
+    """A function's statements in the order emitted, as (temporary symbol or None, expression,
+    output array, index): the temporaries, then the outputs; in a parted function each output
+    right after the last temporary it reads (constants first), so that the temporaries die
+    early and the scratch array holds only those still to be read (_scratch_layout): the
+    100-link pendulum's Jacobian reads nearly every temporary in its outputs, at the end."""
+    statements = [(sym, e, "", 0) for sym, e in program.temporaries]
+    outputs = [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
+    if not parted:
+        return statements + outputs
+    position = {sym: k for k, (sym, _) in enumerate(program.temporaries)}
+    after = {}                          # temporary's position (-1: none) -> outputs after it
+    for st in outputs:
+        after.setdefault(max((position[a] for a in st[1].free_symbols if a in position),
+                             default=-1), []).append(st)
+    return after.get(-1, []) + [x for k, st in enumerate(statements)
+                                for x in [st] + after.get(k, [])]
+
+
+def _trig_plan(statements: list) -> tuple:
+    """(plan, last): the sin/cos pairs to compute before each statement (_ordered's,
+    numbered in that order): {statement: [[arg] or [arg, arg]]};
+    and the last statement reading each value: {(arg, "s" or "c"): statement}.
 
     Each argument gets one evaluation, placed before its first use. Two
     arguments share one cg_sincos2 (two SSE2 lanes): the one needed now and
     the next one in order of first use whose inputs are already defined."""
-    statements = [e for _, e in program.temporaries] + [e for _, exprs in program.outputs
-                                                        for e in exprs]
-    index_of = {sym: i for i, (sym, _) in enumerate(program.temporaries)}
-    first, ready = {}, {}
-    for i, e in enumerate(statements):
+    index_of = {st[0]: i for i, st in enumerate(statements) if st[0] is not None}
+    first, ready, last = {}, {}, {}
+    for i, (_, e, _, _) in enumerate(statements):
         for node in sm.preorder_traversal(e):
-            if isinstance(node, (sm.sin, sm.cos)) and node.args[0] not in first:
+            if isinstance(node, (sm.sin, sm.cos)):
                 arg = node.args[0]
-                first[arg] = i
-                ready[arg] = max((index_of[s] for s in arg.free_symbols if s in index_of),
-                                 default=-1)
+                last[arg, "s" if isinstance(node, sm.sin) else "c"] = i
+                if arg not in first:
+                    first[arg] = i
+                    ready[arg] = max((index_of[s] for s in arg.free_symbols if s in index_of),
+                                     default=-1)
     pending = list(first)                   # in order of first use
     plan = {}
     for arg, i in first.items():
@@ -238,27 +261,61 @@ def _trig_plan(program: Program) -> dict:
         if partner is not None:
             pending.remove(partner)
         plan.setdefault(i, []).append([arg] if partner is None else [arg, partner])
-    return plan
+    return plan, last
 
 
-def _part_locals(program: Program, plan: dict) -> set:
-    """The temporaries of a parted function used only in the part that defines them
-    (parts of PART_STATEMENTS, temporaries then outputs): local constants there, in
-    registers, where the others go through the scratch array (a store each, and a load
-    at each use the compiler cannot forward); plan: _trig_plan's, whose sin/cos arguments
-    are read where they are computed."""
-    part = {sym: k // PART_STATEMENTS for k, (sym, _) in enumerate(program.temporaries)}
-    crossing = set()
-    statements = [e for _, e in program.temporaries] + [e for _, exprs in program.outputs
-                                                        for e in exprs]
-    for k, e in enumerate(statements):
-        here = k // PART_STATEMENTS
+def _trig_numbers(plan: dict) -> dict:
+    """{arg: k}: the sin/cos arguments numbered in the order they are computed (the
+    C names cg_s<k>, cg_c<k>)."""
+    return {arg: k for k, arg in enumerate(arg for i in sorted(plan) for group in plan[i]
+                                           for arg in group)}
+
+
+def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
+    """(local, slots, size) of a parted function (_ordered's statements in parts of
+    PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
+    constants there, in registers, where the others go through the scratch array: a
+    store each, and a load at each use the compiler cannot forward); slots, each value
+    read in a later part -> its index in the scratch array w: temporaries by symbol,
+    sin/cos values by (k, "s" or "c") (_trig_numbers; the others are the part's locals);
+    size, w's length.
+
+    The slots are reused by a linear scan over the values' live ranges (the defining
+    statement to the last that reads the value, sin/cos arguments read where they are
+    computed): a value's slot is freed after the statement of its last use, and a new
+    value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True,
+    22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
+    sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
+    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs)."""
+    index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
+    last = {}
+    for k, (_, e, _, _) in enumerate(statements):
         used = set(e.free_symbols)
         for group in plan.get(k, []):
             for arg in group:
                 used |= arg.free_symbols
-        crossing.update(s for s in used if part.get(s, here) != here)
-    return set(part) - crossing
+        last.update((s, k) for s in used if s in index_of)
+    numbers = _trig_numbers(plan)
+    values = {}                         # statement -> [(value, its last use)] defined there
+    for i, group in sorted(plan.items()):
+        values[i] = [((numbers[arg], kind), last_trig.get((arg, kind), i))
+                     for g in group for arg in g for kind in "sc"]
+    for sym, k in index_of.items():
+        values.setdefault(k, []).append((sym, last.get(sym, k)))
+    local = set()
+    slots, free, live, size = {}, [], [], 0      # live: a heap of (last use, slot)
+    for k in sorted(values):
+        while live and live[0][0] < k:
+            heapq.heappush(free, heapq.heappop(live)[1])
+        for value, end in values[k]:
+            if end // PART_STATEMENTS == k // PART_STATEMENTS:
+                if value in index_of:
+                    local.add(value)
+                continue
+            slots[value] = heapq.heappop(free) if free else size
+            size = max(size, slots[value] + 1)
+            heapq.heappush(live, (end, slots[value]))
+    return local, slots, size
 
 
 def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) -> dict:
@@ -274,17 +331,20 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                                            for e in exprs)
     over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
     looped = over is not None and any(i.array == over for i in program.inputs)
-    parted = count > (TREE_PART_LIMIT if kind == "tree" else PART_LIMIT) and kind != "ldl" \
-        and not looped
+    large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
+        else count > PART_LIMIT
+    parted = large and kind != "ldl" and not looped
     names = program.names
-    local = set()
-    plan = _trig_plan(program)
+    local, slots, size = set(), {}, 0
+    ordered = _ordered(program, parted)
+    plan, last_trig = _trig_plan(ordered)
+    numbers = _trig_numbers(plan)
     if parted:
-        local = _part_locals(program, plan)
+        local, slots, size = _scratch_layout(ordered, plan, last_trig)
         names = dict(names)
-        names.update({sym: f"w[{i}]" for i, (sym, _) in enumerate(program.temporaries)
+        names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
                       if sym not in local})
-    printer = _Printer(names, len(program.temporaries) if parted else None)
+    printer = _Printer(names, {v: f"w[{i}]" for v, i in slots.items() if isinstance(v, tuple)})
     written = {array for array, exprs in program.outputs if len(exprs)}
     written.update(a for k, _ in calls for a in FUNCTIONS[k].outputs)
     unused = [a for a in FUNCTIONS[kind].outputs if a not in written]
@@ -294,27 +354,26 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
         for group in plan.get(k, []):
             ks = []
             for arg in group:
-                ks.append(len(printer.trig))
+                ks.append(numbers[arg])
                 printer.trig[arg] = ks[-1]
-            targets = [printer.trig_value(j, kind) for j in ks for kind in "sc"]
+            values = [(j, kind) for j in ks for kind in "sc"]
             groups.append(dict(args=[printer.expression(a) for a in group],
-                               targets=[f"&{t}" for t in targets],
-                               declare=[] if parted else targets))
+                               targets=[f"&{printer.trig_value(*v)}" for v in values],
+                               declare=[printer.trig_value(*v) for v in values
+                                        if v not in printer.scratch]))
         return groups
-    statements, k = [], 0
-    for sym, expr in program.temporaries:
+    statements = []
+    for k, (sym, expr, array, i) in enumerate(ordered):
         if k % 1000 == 0:
             checkpoint()
-        statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
-                               lhs=("" if parted and sym not in local else "const double ")
-                               + printer.expression(sym),
-                               rhs=printer.expression(expr)))
-        k += 1
-    for array, exprs in program.outputs:
-        for i, e in enumerate(exprs):
+        if sym is None:
             statements.append(dict(sincos=sincos(k), temporary=False, array=array, index=i,
-                                   lhs=f"{array}[{i}]", rhs=printer.expression(e)))
-            k += 1
+                                   lhs=f"{array}[{i}]", rhs=printer.expression(expr)))
+        else:
+            statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
+                                   lhs=("" if parted and sym not in local else "const double ")
+                                   + printer.expression(sym),
+                                   rhs=printer.expression(expr)))
     inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
               for i in program.inputs]
     parts = []
@@ -332,7 +391,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
-                parts=parts, scratch=len(program.temporaries) + 2 * len(printer.trig))
+                parts=parts, scratch=max(size, 1))
 
 
 #: the input array a function over columns loops over, by kind: the block B of the
