@@ -30,7 +30,7 @@ from .formulation import generalized_forces
 from .motions import dyadic_components, is_rigid
 from .progress import checkpoint
 from .symbolic import VANISH_TOL, as_number, generic_values, vanishes
-from .vec3 import add, cross, matvec
+from .vec3 import add, cross, dot, matvec
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "skew", "spatial_transform"]
 
@@ -332,11 +332,15 @@ def skew(r) -> sm.Matrix:
 
 def spatial_transform(R, r) -> sm.Matrix:
     """X = [[R, 0], [-R r×, R]]: (ω; v) of a body from its parent's, v_k = R (v_p + ω_p × r)."""
-    R = sm.Matrix(R)
-    B = -skew(r) if R.is_Identity else -R * skew(r)             # particles: R = 1
+    R = R.tolist() if isinstance(R, sm.MatrixBase) else [list(row) for row in R]
+    rx = [[sm.S.Zero, -r[2], r[1]], [r[2], sm.S.Zero, -r[0]], [-r[1], r[0], sm.S.Zero]]
+    if all(R[i][j] == (sm.S.One if i == j else sm.S.Zero) for i in range(3) for j in range(3)):
+        B = [[-e for e in row] for row in rx]                   # particles: R = 1
+    else:         # products of lists: SymPy's matrix product costs ms a call (n = 400: 1 s)
+        B = [[dot([-e for e in R[i]], [rx[k][j] for k in range(3)]) for j in range(3)]
+             for i in range(3)]
     zero = [sm.S.Zero] * 3
-    return sm.Matrix([list(R.row(i)) + zero for i in range(3)]
-                     + [list(B.row(i)) + list(R.row(i)) for i in range(3)])
+    return sm.Matrix([list(R[i]) + zero for i in range(3)] + [B[i] + list(R[i]) for i in range(3)])
 
 
 def _fixed_points(body) -> list:
