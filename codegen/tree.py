@@ -14,7 +14,9 @@ constant offset.
 
 Detection (``tree_of``) is exact in structure and checked numerically in
 value: the transport Γ_b = X_b Γ_parent on the parent's speeds is tested at
-two generic points (codegen.symbolic.vanishes); anything else (a body moved
+two generic points, on the bodies' velocities V_b - s_b u_b = X_b V_parent
+(six numbers a body, so that detection stays O(n)) and on Γ's columns where
+that fails (``_carried``); anything else (a body moved
 by two branches, bodies with the same speeds, a speed no body has, a single
 body) returns None and the dense solve is used.
 """
