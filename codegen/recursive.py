@@ -40,6 +40,8 @@ The tree itself, and each body's s, W, h, R and r, come from codegen.tree.
 """
 from __future__ import annotations
 
+import weakref
+
 import sympy as sm
 
 from .program import Program, live_temporaries, make_program
@@ -101,8 +103,8 @@ def _tree_inputs(eom, split=False, carry=False):
                     base.append(e)
                     where.append((k, name, i))
     qpos = [j for j, e in enumerate(tree.Q) if not sm.sympify(e).is_number]
-    prog = make_program(eom, [("qd", list(eom.qdot)), ("base", base),
-                              ("Q", [tree.Q[j] for j in qpos])])
+    prog = _inputs_program(eom, (split, carry), lambda: [
+        ("qd", list(eom.qdot)), ("base", base), ("Q", [tree.Q[j] for j in qpos])])
     out = dict(prog.outputs)
     define = _Definitions(prog.temporaries, prog.names)
     vals = {}
@@ -134,6 +136,26 @@ def _tree_inputs(eom, split=False, carry=False):
                     get(k, "r", nd.r), nd.rows, nodes[nd.parent].rows, define, k)
          for k, nd in enumerate(nodes)]
     return prog, define, out["qd"], S, W, h, Q, T
+
+
+#: (id of an eom, split, carry) -> (a weak reference to the eom, its inputs' program):
+#: the composite, recursive, inverse and Jacobian programs each start from the same CSE
+#: (at n = 200 links, 0.4 s each); an entry goes with its eom
+_INPUTS = {}
+
+
+def _inputs_program(eom, how, outputs) -> Program:
+    """make_program(eom, outputs()) once per eom and how (_tree_inputs' split and carry);
+    each caller gets its own list of inputs (the temporaries and names are copied by
+    _Definitions)."""
+    key = (id(eom), *how)
+    hit = _INPUTS.get(key)
+    if hit is None or hit[0]() is not eom:
+        hit = _INPUTS[key] = (weakref.ref(eom, lambda _: _INPUTS.pop(key, None)),
+                              make_program(eom, outputs()))
+    prog = hit[1]
+    return Program(inputs=list(prog.inputs), names=prog.names,
+                   temporaries=prog.temporaries, outputs=prog.outputs)
 
 
 class _Transport:

@@ -14,7 +14,9 @@ constant offset.
 
 Detection (``tree_of``) is exact in structure and checked numerically in
 value: the transport Γ_b = X_b Γ_parent on the parent's speeds is tested at
-two generic points (codegen.symbolic.vanishes); anything else (a body moved
+two generic points, on the bodies' velocities V_b - s_b u_b = X_b V_parent
+(six numbers a body, so that detection stays O(n)) and on Γ's columns where
+that fails (``_carried``); anything else (a body moved
 by two branches, bodies with the same speeds, a speed no body has, a single
 body) returns None and the dense solve is used.
 """
@@ -30,7 +32,7 @@ from .formulation import generalized_forces
 from .motions import dyadic_components, is_rigid
 from .progress import checkpoint
 from .symbolic import VANISH_TOL, as_number, generic_values, vanishes
-from .vec3 import add, cross, matvec
+from .vec3 import add, cross, dot, matvec
 
 __all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies", "skew", "spatial_transform"]
 
@@ -83,7 +85,7 @@ class Tree:
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
             why: list | None = None, omegas: list | None = None,
-            speeds: list | None = None) -> Tree | None:
+            speeds: list | None = None, velocities: list | None = None) -> Tree | None:
     """The tree of bodies [(G, W, h)] or [(G, W, h, (a0, b))] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
@@ -95,13 +97,14 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     see codegen.symbolic.vanishes; why: a list that gets the reason when the answer is None;
     omegas (each body's angular velocity in its components, None for a particle) and
     speeds (the speeds' symbols): with the split, each child's velocity product c
-    (TreeNode, _velocity_product)."""
+    (TreeNode, _velocity_product); velocities (with speeds: each body's velocity (ω; v),
+    whose derivatives over the speeds are G, in its components, no auxiliary speeds):
+    the transport checked on them, O(1) per body (_carried)."""
     def no(reason):
         if why is not None:
             why.append(reason)
         return None
-    nz = [frozenset(j for j in range(nspeeds) if any(G[i][j] != 0 for i in range(6)))
-          for G, *_ in bodies]
+    live_rows, nz = zip(*[_structure(G) for G, *_ in bodies]) if bodies else ((), ())
     live = sorted((k for k in range(len(bodies)) if nz[k]), key=lambda k: len(nz[k]))
     by_set = {}
     for k in live:
@@ -124,8 +127,7 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         return no("a speed moves no body (a massless last link)")
     if len(live) < 2:
         return no("one moving body (the dense solve is the same work)")
-    rows = {k: [i for i in range(6) if any(bodies[k][0][i][j] != 0 for j in range(nspeeds))]
-            for k in live}
+    rows = {k: live_rows[k] for k in live}
     index, nodes = {}, []
     for k in live:                          # sorted by |nz|: parents come first
         checkpoint()
@@ -136,7 +138,9 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
         c = None
         if pk != -1:
             R, r = transport(k, pk)
-            if not _carried(G, bodies[pk][0], sorted(nz[pk]), R, r, numeric):
+            if not _carried(G, bodies[pk][0], sorted(nz[pk]), R, r, numeric,
+                            None if velocities is None else (velocities[k], velocities[pk],
+                                                             [speeds[j] for j in own], own)):
                 return no("a body does not carry its parent's motion rigidly")
             if a0 is not None and omegas is not None and speeds is not None:
                 c = _velocity_product(R, r, G, own, speeds, omegas[k], omegas[pk],
@@ -152,6 +156,17 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                               Wx=[list(W[i]) for i in rows[k]],
                               bx=None if a0 is None else [bodies[k][3][1][i] for i in rows[k]]))
     return Tree(nodes=nodes, Q=list(Q))
+
+
+def _nonzero(e) -> bool:
+    """e is not zero by structure (the identity test first: most entries are S.Zero)."""
+    return e is not sm.S.Zero and e != 0
+
+
+def _structure(G) -> tuple:
+    """(rows, columns) of G that hold a nonzero entry."""
+    cols = [[j for j, e in enumerate(row) if _nonzero(e)] for row in G]
+    return [i for i, c in enumerate(cols) if c], frozenset(j for c in cols for j in c)
 
 
 def _all_rows(body) -> list:
@@ -188,14 +203,33 @@ def _split_on(rows, W, a0, b, g=(0, 0, 0)):
                                    for i in rows]
 
 
-def _carried(G, Gp, cols, R, r, numeric) -> bool:
+def _carried(G, Gp, cols, R, r, numeric, moving=None) -> bool:
     """G = X Gp on the columns cols (the parent's speeds), X = [[R, 0], [-R r×, R]], at
-    two generic points (numeric: see codegen.symbolic.vanishes), in floats: the check is
-    O(n) numbers per body, where products of SymPy matrices would cost O(n) each."""
+    two generic points (numeric: see codegen.symbolic.vanishes), in floats.
+
+    moving: (V, Vp, own speeds' symbols, their columns), the body's and its parent's
+    velocities (ω; v), G and Gp their derivatives over the speeds. Then first
+    V - s u_own = X Vp at the two points, whose speeds are generic too: linear in the
+    speeds, that difference is zero only if each speed's coefficient is, the columns'
+    G = X Gp with them; six numbers a body where the columns are O(n) (at n = 400
+    links, 6 s of forming). Where it fails (a joint moving on its own, in time: a
+    velocity free of the speeds that the transport does not carry, which the recursion
+    allows), the columns are checked."""
     R = R.tolist() if isinstance(R, sm.MatrixBase) else R
-    exprs = [sm.sympify(e) for e in [e for row in R for e in row] + list(r)] \
-        + [Gp[i][j] for j in cols for i in range(6)] + [G[i][j] for j in cols for i in range(6)]
-    m = len(cols)
+    head = [sm.sympify(e) for e in [e for row in R for e in row] + list(r)]
+    if moving is not None:
+        V, Vp, u, own = moving
+        rest = [sm.Add(V[i], *[-G[i][j] * s for j, s in zip(own, u)]) for i in range(6)]
+        if _transported(head + list(Vp) + rest, 1, numeric):
+            return True
+    return _transported(head + [Gp[i][j] for j in cols for i in range(6)]
+                        + [G[i][j] for j in cols for i in range(6)], len(cols), numeric)
+
+
+def _transported(exprs, m, numeric) -> bool:
+    """exprs = R (9), r (3), then m columns of the parent's (6 each), then m of the
+    child's: each child's column X times the parent's, X = [[R, 0], [-R r×, R]], at two
+    generic points; to rounding relative to the terms' sizes."""
     for point in (0, 1):
         values = [as_number(v) for v in numeric(exprs, point)]
         if None in values:
@@ -208,7 +242,8 @@ def _carried(G, Gp, cols, R, r, numeric) -> bool:
         X = np.zeros((6, 6), dtype=complex)
         X[:3, :3] = X[3:, 3:] = Rn
         X[3:, :3] = -Rn @ rx
-        if not np.all(np.abs(Gn - X @ Gpn) <= VANISH_TOL):     # nan: not carried
+        scale = 1.0 + np.abs(Gn) + np.abs(X) @ np.abs(Gpn)
+        if not np.all(np.abs(Gn - X @ Gpn) <= VANISH_TOL * scale):     # nan: not carried
             return False
     return True
 
@@ -264,18 +299,32 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
     for k, body in enumerate(bodies):
         if is_rigid(body):
             data[k], places[k] = _at_joint(motions, body, data[k], places[k], omegas[k])
+    # each body's (ω; v) at its reference point, for the transport's check (tree_of);
+    # the values carry no auxiliary speed, their partials would
+    velocities = None if len(kin.uas) else [
+        list(omega or (sm.S.Zero,) * 3) + list(motions.point(P, X).value)
+        for omega, (P, X) in zip(omegas, places)]
 
     def transport(k, parent):
         """(R, r): v_k = R (v_p + ω_p × r), ω_k = R ω_p, each in its own frame."""
         (Pk, Xk), (Pp, Xp) = places[k], places[parent]
-        return motions.rotation(Xk, Xp), motions.components(Pk.pos_from(Pp), Xp)
+        return motions.rotation(Xk, Xp), motions.components(_position(Pk, Pp), Xp)
 
     try:
-        return tree_of(data, Q, p, transport, motions.numeric, why, omegas, kin.speeds)
+        return tree_of(data, Q, p, transport, motions.numeric, why, omegas, kin.speeds,
+                       velocities)
     except ValueError as exc:
         if why is not None:
             why.append(str(exc))
         return None
+
+
+def _position(P, O):
+    """P.pos_from(O), read directly where it is stored between them (a link's point from
+    its parent's): SymPy's pos_from lists every path through the points first, O(n) a
+    call on a chain (at n = 400 links, 2.6 s of forming)."""
+    stored = P._pos_dict.get(O)
+    return P.pos_from(O) if stored is None else stored
 
 
 def skew(r) -> sm.Matrix:
@@ -285,11 +334,15 @@ def skew(r) -> sm.Matrix:
 
 def spatial_transform(R, r) -> sm.Matrix:
     """X = [[R, 0], [-R r×, R]]: (ω; v) of a body from its parent's, v_k = R (v_p + ω_p × r)."""
-    R = sm.Matrix(R)
-    B = -skew(r) if R.is_Identity else -R * skew(r)             # particles: R = 1
+    R = R.tolist() if isinstance(R, sm.MatrixBase) else [list(row) for row in R]
+    rx = [[sm.S.Zero, -r[2], r[1]], [r[2], sm.S.Zero, -r[0]], [-r[1], r[0], sm.S.Zero]]
+    if all(R[i][j] == (sm.S.One if i == j else sm.S.Zero) for i in range(3) for j in range(3)):
+        B = [[-e for e in row] for row in rx]                   # particles: R = 1
+    else:         # products of lists: SymPy's matrix product costs ms a call (n = 400: 1 s)
+        B = [[dot([-e for e in R[i]], [rx[k][j] for k in range(3)]) for j in range(3)]
+             for i in range(3)]
     zero = [sm.S.Zero] * 3
-    return sm.Matrix([list(R.row(i)) + zero for i in range(3)]
-                     + [list(B.row(i)) + list(R.row(i)) for i in range(3)])
+    return sm.Matrix([list(R[i]) + zero for i in range(3)] + [B[i] + list(R[i]) for i in range(3)])
 
 
 def _fixed_points(body) -> list:
@@ -329,13 +382,13 @@ def _at_joint(motions, body, datum, place, omega):
     G, W, h, (a0, b, g) = datum
     X = place[1]
     p = len(G[0])
-    best, count = None, sum(any(G[i][j] != 0 for i in range(3, 6)) for j in range(p))
+    best, count = None, len(_structure(G[3:])[1])
     for O, d in _fixed_points(body)[1:]:
         try:
             v = motions.point(O, X)
         except ValueError:
             continue
-        n = sum(any(c != 0 for c in v.partials[j]) for j in range(p))
+        n = sum(any(_nonzero(c) for c in v.partials[j]) for j in range(p))
         if n < count:
             best, count = (O, [motions.kin.to_plain(c, f"the position of {body.masscenter}")
                                for c in d], v), n

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import textwrap
+
+from . import CAPPED, child
 
 _CHILD = textwrap.dedent(r"""
 import json, sys, tempfile, time, timeit
@@ -138,9 +139,10 @@ elif tool in ("pydy", "lambdify"):
         call = (lambda: f(x, 0.0, r, p)) if model.specifieds else (lambda: f(x, 0.0, p))
         res["call"] = best(call, 5000)
         res["xdot"] = np.asarray(call()).tolist()
-        subs, red = sm.cse(list(M) + list(F) + list(G))
-        from codegen.program import operation_count
-        res["ops"] = operation_count([e for _, e in subs] + red)
+        if sys.argv[3:] != ["noops"]:       # sympy.cse of large models takes long
+            subs, red = sm.cse(list(M) + list(F) + list(G))
+            from codegen.program import operation_count
+            res["ops"] = operation_count([e for _, e in subs] + red)
     else:
         states = model.q_ind + model.u_ind
         args = [states, consts, model.specifieds]
@@ -184,18 +186,27 @@ TOOLS = ("ours", "pydy", "lambdify", "pinocchio")
 ALL_TOOLS = ("ours", "fused", "pydy", "lambdify", "symengine", "pinocchio", "mujoco")
 
 
-def run(tool: str, spec, timeout: float = 1800) -> dict:
-    """One tool on one model ('pendulum:n', 'rolling_disk', 'chain:n', or an int n) in a fresh interpreter."""
+def run(tool: str, spec, timeout: float = 1800, ops: bool = True) -> dict:
+    """One tool on one model ('pendulum:n', 'rolling_disk', 'chain:n', or an int n) in a
+    fresh interpreter, stopped after timeout seconds ({"error": "> timeout s", "capped":
+    True}); ops: PyDy's operation count too (a sympy.cse of its matrices)."""
     spec = f"pendulum:{spec}" if isinstance(spec, int) else spec
-    proc = subprocess.run([sys.executable, "-c", _CHILD, tool, spec], capture_output=True,
-                          text=True, timeout=timeout)
-    if proc.returncode != 0:
-        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    line, why = child([_CHILD, tool, spec] + ([] if ops else ["noops"]), timeout)
+    if why == CAPPED:
+        return {"error": f"> {timeout:g} s", "capped": True}
+    return {"error": why} if why else json.loads(line)
+
+
+def disagreement(xdot, ref) -> str | None:
+    """Why a tool's x' is not ours, ref (relative 1e-8), or None: then its time counts."""
+    import numpy as np
+    xdot, ref = np.asarray(xdot), np.asarray(ref)
+    if np.allclose(xdot, ref, rtol=1e-8, atol=1e-8 * abs(ref).max()):
+        return None
+    return f"accelerations disagree with ours by {abs(xdot - ref).max():.2e}"
 
 
 def main(argv=None) -> int:
-    import numpy as np
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1, 2, 4, 8, 12, 20])
     ap.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
@@ -206,12 +217,10 @@ def main(argv=None) -> int:
     for n in args.n:
         res = {t: run(t, n) for t in tools}
         raw[n] = res
-        ref = np.array(res["ours"]["xdot"])
         for t in tools[1:]:
-            if "xdot" in res[t] and not np.allclose(res[t]["xdot"], ref, rtol=1e-8,
-                                                     atol=1e-8 * abs(ref).max()):
-                res[t] = {"error": f"accelerations disagree with ours by "
-                                   f"{abs(np.array(res[t]['xdot']) - ref).max():.2e}"}
+            why = disagreement(res[t]["xdot"], res["ours"]["xdot"]) if "xdot" in res[t] else None
+            if why:
+                res[t] = {"error": why}
         rows.append((n, res))
         print(f"n = {n}: " + ", ".join(f"{t} {res[t].get('call', float('nan')) * 1e6:.2f} us"
                                        for t in tools), file=sys.stderr, flush=True)

@@ -1,7 +1,7 @@
 """Large models: build time by stage, RHS and Jacobian per call against Pinocchio.
 
     python -m codegen.bench.scale [--n 20 50 100 200] [--jacobian-n 20 100]
-                                  [--kane-cap 120] [--budget 600]
+                                  [--kane-cap 120] [--no-pydy] [--budget 600]
 
 Model: the n-link pendulum on a cart (codegen.examples.n_pendulum_on_cart),
 absolute angles as SymPy's own model writes them, and the same chain built
@@ -23,7 +23,12 @@ measures
   ``pinocchio.computeABADerivatives``, compared first as in
   codegen.bench.jacobian;
 - KanesMethod's ``kanes_equations`` in another interpreter, stopped at
-  --kane-cap seconds (reported as "> cap").
+  --kane-cap seconds (reported as "> cap");
+- PyDy: KanesMethod's equations through ``generate_ode_function`` with the
+  Cython generator, and its RHS per call, as codegen.bench.rhs measures them
+  (its child, without the operation count), in another interpreter under
+  the same cap (not run where KanesMethod alone is over it); its
+  accelerations must equal ours (relative 1e-8) before its time counts.
 
 A build over --budget seconds stops with codegen.BudgetError (its stage is
 reported). Prints Markdown tables.
@@ -35,6 +40,7 @@ import json
 import sys
 import textwrap
 from . import CAPPED, child
+from .rhs import disagreement, run
 
 _OURS = textwrap.dedent(r"""
 import json, sys, tempfile, time
@@ -77,6 +83,7 @@ try:                          # built by default?
 except ValueError:
     res["default_jacobian"] = False
 xd = mod.rhs(0.0, x, p, r)
+res["xdot"] = xd.tolist()
 pin, pm, data = _pinocchio(n, vals)
 q, v = to_relative(x, n)
 tau = np.zeros(n + 1)
@@ -133,15 +140,25 @@ def kane(n: int, cap: float) -> str:
     """KanesMethod's kanes_equations at n in seconds, or "> cap"."""
     line, why = child([_KANE, str(n)], cap)
     if why == CAPPED:
-        return f"> {cap:g}"
+        return f"> {cap:g} s"
     return "failed" if why else f"{float(line):.1f}"
+
+
+def pydy(n: int, cap: float, xdot: list | None) -> dict:
+    """PyDy's build (KanesMethod, then the Cython ODE function) and RHS per call at n
+    under cap seconds (codegen.bench.rhs's child), checked against ours (xdot)."""
+    res = run("pydy", n, cap, ops=False)
+    why = disagreement(res["xdot"], xdot) if "xdot" in res and xdot is not None else None
+    return {"error": why} if why else res
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[20, 50, 100, 200])
     ap.add_argument("--jacobian-n", type=int, nargs="*", default=[20, 100])
-    ap.add_argument("--kane-cap", type=float, default=120.0)
+    ap.add_argument("--kane-cap", type=float, default=120.0,
+                    help="seconds KanesMethod, and PyDy, may take (0: not run)")
+    ap.add_argument("--no-pydy", action="store_true", help="skip PyDy")
     ap.add_argument("--budget", type=float, default=600.0)
     ap.add_argument("--json", help="also write the raw results here")
     args = ap.parse_args(argv)
@@ -149,35 +166,52 @@ def main(argv=None) -> int:
     for n in args.n:
         res = ours(n, n in args.jacobian_n, args.budget)
         res["kane"] = kane(n, args.kane_cap) if args.kane_cap > 0 else "–"
+        if args.kane_cap > 0 and not args.no_pydy:
+            # PyDy starts from KanesMethod's equations: past the cap without them
+            res["pydy"] = {"error": res["kane"]} if res["kane"].startswith(">") else \
+                pydy(n, args.kane_cap, res.get("xdot"))
         rows[n] = res
-        print(f"n = {n}: {json.dumps(res)}", file=sys.stderr, flush=True)
+        shown = {k: v for k, v in res.items() if k != "xdot"}
+        shown["pydy"] = {k: v for k, v in res.get("pydy", {}).items() if k != "xdot"}
+        print(f"n = {n}: {json.dumps(shown)}", file=sys.stderr, flush=True)
 
     def f(r, key, scale=1.0, fmt="{:.2f}"):
         return fmt.format(r[key] * scale) if key in r else "–"
 
     print("Build time by stage [s] (GibbsAppellMethod, then generate with default options, "
           "forced)\n")
+    def peer(r):
+        p = r.get("pydy", {})
+        return p["error"] if "error" in p else (
+            f"{p['formulate'] + p['generate']:.1f}" if "generate" in p else "–")
+
     print("| n | forming (method) | forming | CSE | emitting | compiling | total | "
-          "operations (q', M, F) | Jacobian by default | KanesMethod |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "operations (q', M, F) | Jacobian by default | KanesMethod | PyDy (KanesMethod + "
+          "Cython) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n, r in rows.items():
         if "stages" not in r:
-            print(f"| {n} | {r.get('error', 'failed')} ||||||||| {r['kane']} |")
+            print(f"| {n} | {r.get('error', 'failed')} ||||||||| {r['kane']} | {peer(r)} |")
             continue
         s = r["stages"]
         total = r["formulate"] + r["generate"]
         print(f"| {n} | {r['formulate']:.2f} | {s.get('forming', 0):.2f} | {s.get('CSE', 0):.2f}"
               f" | {s.get('emitting', 0):.2f} | {s.get('compiling', 0):.2f} | {total:.1f} | "
-              f"{r['ops']} | {'yes' if r['default_jacobian'] else 'no'} | {r['kane']} |")
-    print("\nRHS per call from Python [µs] (ratio = Pinocchio / ours)\n")
-    print("| n | ours | pinocchio.aba |")
-    print("|---|---|---|")
+              f"{r['ops']} | {'yes' if r['default_jacobian'] else 'no'} | {r['kane']} | "
+              f"{peer(r)} |")
+    print("\nRHS per call from Python [µs] (ratio = peer / ours; PyDy: the median of 7 "
+          "repeats, ours and Pinocchio's alternating)\n")
+    print("| n | ours | pinocchio.aba | PyDy (Cython) |")
+    print("|---|---|---|---|")
     for n, r in rows.items():
         if "call_ours" not in r:
             continue
         aba = (f"{r['call_aba'] * 1e6:.2f} ({r['call_aba'] / r['call_ours']:.1f}x)"
                if "call_aba" in r else f"differs by {r['aba_difference']:.1e}")
-        print(f"| {n} | {f(r, 'call_ours', 1e6)} | {aba} |")
+        p = r.get("pydy", {})
+        py = (f"{p['call'] * 1e6:.2f} ({p['call'] / r['call_ours']:.1f}x)" if "call" in p
+              else p.get("error", "–"))
+        print(f"| {n} | {f(r, 'call_ours', 1e6)} | {aba} | {py} |")
     jac = {n: r for n, r in rows.items() if "jac_ours" in r or "jac_error" in r}
     if jac:
         print("\nJacobian d x'/dx per call [µs] (jacobian=True; ratio = Pinocchio / ours)\n")
