@@ -116,8 +116,9 @@ out["error"] = {
     "mass": rel(mod.mass_matrix(0.0, x, p, r), M),
     "jacobian": max(rel(tangent(J[:, :nq]), pd.ddq_dq), rel(J[:, nq:], pd.ddq_dv))
     if jmod else float("nan")}
+xdot = np.empty(mod.nx)      # into an array of the caller's, as a simulation calls it
 pairs = {
-    "fd": (lambda: mod.rhs(0.0, x, p, r), lambda: pin.aba(pm, pd, q, v, tau)),
+    "fd": (lambda: mod.rhs(0.0, x, p, r, xdot), lambda: pin.aba(pm, pd, q, v, tau)),
     "id": (lambda: mod.inverse_dynamics(0.0, x, udot, p, zero),
            lambda: pin.rnea(pm, pd, q, v, udot)),
     "mass": (lambda: mod.mass_matrix(0.0, x, p, r), lambda: pin.crba(pm, pd, q)),
