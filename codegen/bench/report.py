@@ -64,12 +64,13 @@ SECTIONS = [
     ("Large models", "The n-link pendulum on a cart as SymPy writes it (absolute angles): build "
      "time by stage, RHS per call against pinocchio.aba and the Jacobian against "
      "computeABADerivatives on the same chain (results checked equal first), KanesMethod "
-     "under a cap.",
+     "and PyDy under a cap.",
      ["codegen.bench.scale", "--n", "20", "50", "100", "200", "--jacobian-n", "20", "100"]),
     ("Real robots from their URDF", "codegen.robots.from_urdf on the rigid-body dynamics "
      "benchmark's robots and example-robot-data's, against Pinocchio's aba, rnea, crba and "
      "computeABADerivatives on the same files (each result compared, 1e-9, before its times "
-     "count), with the build times; GRiD's published figures of Pinocchio with CppADCodeGen "
+     "count), per call from Python and in C (our standalone export and Pinocchio's C++ in one "
+     "program), with the build times; GRiD's published figures of Pinocchio with CppADCodeGen "
      "beside, from another machine.",
      ["codegen.bench.robots", "--symbolic"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
