@@ -193,8 +193,9 @@ TU_STATEMENTS = 2500
 #: faster still, as the parts' straight-line code is read once a call and its size is what
 #: costs (the instruction cache): per call against -O1, alternating in one process, Atlas's
 #: RHS 2.64 -> 2.50 µs, Talos's 2.94 -> 2.82 and its inverse dynamics 1.62 -> 1.58, the
-#: 200-link pendulum's RHS 4.97 -> 4.79, the 100-link one's Jacobian 161 -> 156 µs; the
-#: compile takes about as long (6.4 -> 6.6 s, 24.1 -> 26.6 s)
+#: 200-link pendulum's RHS 4.97 -> 4.79, the 100-link one's Jacobian 161 -> 156 µs. It costs
+#: compile time on the largest (the quiet benchmark, docs/performance.md: the 100-link
+#: pendulum's compile 2.0 -> 2.7 s, its Jacobian's build 24 -> 32 s; the robots' the same)
 PART_FLAGS = ("-Os",)
 
 #: the flags of a large tree's mass matrix, a loop over M's columns (its own file), as measured
