@@ -20,8 +20,8 @@ from pathlib import Path
 from .errors import BuildError
 from .options import PORTABLE_FLAGS
 
-__all__ = ["c_compiler", "compiler_identity", "host_cpu", "host_flags", "shared_suffix",
-           "compile_library"]
+__all__ = ["c_compiler", "compiler_identity", "version_line", "host_cpu", "host_flags",
+           "shared_suffix", "compile_library"]
 
 
 @lru_cache(maxsize=None)
@@ -75,12 +75,16 @@ def host_cpu() -> str:
 @lru_cache(maxsize=None)
 def compiler_identity() -> str:
     """The first line of ``cc --version``: a compiler upgrade is another build."""
-    cc = c_compiler()
+    return version_line(c_compiler())
+
+
+def version_line(cmd: str) -> str:
+    """The first line of ``cmd --version`` (cmd itself where it prints none)."""
     try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.splitlines()[0] if out.stdout else cc
+        out = subprocess.run([cmd, "--version"], capture_output=True, text=True, timeout=30)
+        return out.stdout.splitlines()[0] if out.stdout else cmd
     except (OSError, subprocess.SubprocessError):
-        return f"{cc} (not runnable)"
+        return f"{cmd} (not runnable)"
 
 
 def shared_suffix() -> str:

@@ -167,7 +167,7 @@ class _Printer(C99CodePrinter):
 #: PART_STATEMENTS (function.j2): the compiler's register allocation grows faster
 #: than linearly with a function's size (a 9,000-statement Jacobian: 84 s at -O2
 #: in one function, 9 s in parts of 250). A temporary used only in its own part is a
-#: local there (_part_locals): Atlas's recursion, half of them, 8.6 % fewer instructions;
+#: local there (_scratch_layout): Atlas's recursion, half of them, 8.6 % fewer instructions;
 #: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
@@ -620,7 +620,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     if not fused and sum(len(f["statements"]) for f in solve_functions) > SPLIT_STATEMENTS:
         beside[f"{name}_solve.c"] = (solve_functions, "the solve", ())
     looped_mass = [f for f in functions if f["kind"] == "mass" and f["column"]]
-    if not fused and looped_mass:      # a large tree's: at PART_FLAGS, on the other core
+    if not fused and looped_mass:      # a large tree's: at LOOP_FLAGS, on the other core
         beside[f"{name}_mass.c"] = (looped_mass, "the mass matrix", LOOP_FLAGS)
     units = {} if fused else _spread_parts(functions, name)
     for fs, _, _ in beside.values():

@@ -59,7 +59,6 @@ class _Tangents:
             self._known.setdefault(expr, symbol)
             self._known.setdefault(_negated(expr), -symbol)
 
-
     def of(self, expr) -> dict:
         """The gradient of expr (direction -> expression)."""
         return forward([expr], self.grad, {}, self._memo)[0][1]

@@ -102,17 +102,9 @@ def _definitions(targets: Path) -> tuple:
     return tuple(dict.fromkeys(out))
 
 
-def _version(cmd: str) -> str:
-    try:
-        out = subprocess.run([cmd, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.splitlines()[0] if out.stdout else cmd
-    except (OSError, subprocess.SubprocessError):
-        return cmd
-
-
 def toolchain() -> Toolchain:
     """What the driver is built with, or Unavailable naming what is missing."""
-    from ..compiler import c_compiler
+    from ..compiler import c_compiler, version_line
     cc = c_compiler()
     cxx = (os.environ.get("CXX") or sysconfig.get_config_var("CXX") or "c++").split()[0]
     for what, cmd in (("C", cc), ("C++", cxx)):
@@ -137,7 +129,7 @@ def toolchain() -> Toolchain:
     import pinocchio
     return Toolchain(cc, cxx, tuple(dict.fromkeys(map(str, (prefix / "include", eigen, urdf)))),
                      _definitions(targets), str(prefix / "lib"),
-                     f"pinocchio {pinocchio.__version__}; {_version(cc)}; {_version(cxx)}")
+                     f"pinocchio {pinocchio.__version__}; {version_line(cc)}; {version_line(cxx)}")
 
 
 def _run(cmd, cwd: Path, what: str, timeout: float = 1800.0) -> None:
