@@ -8,6 +8,7 @@ them imports this module.
 from __future__ import annotations
 
 from . import jacobian as jac               # jac.auto_limit's constants read at each call
+from .columns import column_solve_program
 from .composite import composite_programs
 from .eom import EquationsOfMotion
 from .inverse import inverse_program
@@ -76,7 +77,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
       parameter_jacobian=True): the same parts over the constants;
     - "columns" (with either Jacobian, over a tree of bodies where it costs less than the
       dense solve): their solve M Z = R column by column through the recursion (see
-      jacobian.column_solve_program);
+      columns.column_solve_program);
     - "outputs", "events", "impacts" (codegen.signals): the outputs' entries (y), the
       event functions (g) and the impacts' contact rows (J, vn, e), a CSE each, with
       the model's intermediates they use.
@@ -146,7 +147,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     if parameter_jacobian and c is None and eom.constants:
         programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
     if "jacobian" in programs or "parameter_jacobian" in programs:
-        columns = jac.column_solve_program(eom)      # their solve, where it pays
+        columns = column_solve_program(eom)          # their solve, where it pays
         if columns is not None:
             programs["columns"] = columns
     entries = [e for o in eom.outputs for e in o.exprs]

@@ -1,12 +1,12 @@
 """The Jacobian's solve M Z = R column by column through the articulated-body recursion
-(codegen.jacobian.column_solve_program, the generated "columns" function) against the
+(codegen.columns.column_solve_program, the generated "columns" function) against the
 dense factorization it replaces, Pinocchio's ABA derivatives and finite differences."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import codegen.jacobian as jac
+import codegen.columns as columns
 from codegen import GibbsAppellMethod, generate
 from codegen import examples as ex
 
@@ -18,7 +18,7 @@ def _has_columns(out_dir) -> bool:
 def _build(model, name, out_dir, forced=None, **options):
     with pytest.MonkeyPatch.context() as mp:
         if forced is not None:
-            mp.setattr(jac, "_column_pays", lambda per_column, nu: forced)
+            mp.setattr(columns, "_column_pays", lambda per_column, nu: forced)
         return generate(GibbsAppellMethod(**model.kwargs), name, output_dir=out_dir,
                         jacobian=True, **options)
 
