@@ -407,7 +407,8 @@ def _form(fm: Motions, bodies, loads) -> GibbsAppell:
     # the symbols of M's cells, without forming them: those of their keys and coefficients,
     # each key read once (a key is in a pair with every other: O(n²) pairs, O(n) keys)
     keys = {K for K1, K2, _ in pairs for K in (K1, K2)}
-    entries = {e for K in keys for e in _key_entries(K)} | {e for _, _, C in pairs for e in C}
+    coefficients = {id(C): C for _, _, C in pairs}.values()   # shared lists, each read once
+    entries = {e for K in keys for e in _key_entries(K)} | {e for C in coefficients for e in C}
     symbols = set().union(*[e.free_symbols for e in entries])
     for s in shares:
         symbols |= set().union(*[sm.sympify(e).free_symbols for e in s.M.values()])

@@ -61,7 +61,8 @@ class SharedSums:
         self.cells.setdefault(cell, []).append(node)
 
     def totals(self) -> dict:
-        """{cell: the coefficients summed over the nodes counted in it (a list)}."""
+        """{cell: the coefficients summed over the nodes counted in it (a list, shared
+        between cells: not to be changed)}."""
         n = len(self._keys)
         children = [[] for _ in range(n)]
         for b in range(n):
@@ -75,5 +76,7 @@ class SharedSums:
                                      sm.Add(c, *[subtree[k][i] for k in children[b]]))
                          for i, c in enumerate(total)]
             subtree[b] = total
-        return {cell: [sm.Add(*parts) for parts in zip(*[subtree[b] for b in nodes])]
+        # a cell of one node (each of a chain's n²/2 cells of M) shares that node's list
+        return {cell: subtree[nodes[0]] if len(nodes) == 1 else
+                [sm.Add(*parts) for parts in zip(*[subtree[b] for b in nodes])]
                 for cell, nodes in self.cells.items()}
