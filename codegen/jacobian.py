@@ -34,6 +34,7 @@ from .forward import forward
 from .inverse import inverse_program
 from .program import Program, make_program
 from .progress import checkpoint
+from .rnea_derivatives import rnea_derivatives
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 
@@ -197,6 +198,10 @@ _BOUND_MARGIN = 1.6
 def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
     [(name, of, first direction, count)]; None past limit definitions."""
+    if wrt == list(eom.q) + list(eom.u) + list(eom.specifieds):
+        analytic = _analytic_program(eom, wrt, groups)
+        if analytic is not None:
+            return analytic
     ud, values = _values(eom)
     if limit is not None and definitions_bound(values, wrt) > _BOUND_MARGIN * limit:
         return None
@@ -223,6 +228,24 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     plain = dataclasses.replace(eom, intermediates=[])
     defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
     return make_program(plain, arrays, extra_inputs=extra, extra_intermediates=defs)
+
+
+def _analytic_program(eom, wrt, groups) -> Program | None:
+    """The same outputs over q, u and r from the Newton–Euler residual's analytic
+    derivatives (codegen.rnea_derivatives), or None where the tree does not fit."""
+    tangents = _Tangents(wrt)
+    found = rnea_derivatives(eom, tangents)
+    if found is None:
+        return None
+    ud, temporaries, dtau, ddq = found
+    of = {"qd": ddq, "res": [[-e for e in row] for row in dtau]}
+    arrays = [(name, [row[first + k] for row in of[which] for k in range(count)])
+              for name, which, first, count in groups]
+    kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(temporaries)]
+    extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
+    defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
+    return make_program(dataclasses.replace(eom, intermediates=[]), arrays,
+                        extra_inputs=extra, extra_intermediates=defs)
 
 
 def _inline_single_uses(defs: list, arrays: list) -> tuple:

@@ -1,0 +1,431 @@
+"""The Newton–Euler residual's derivatives over q and u in the frame of each tree's root.
+
+Carpentier and Mansard ("Analytical Derivatives of Rigid Body Dynamics
+Algorithms", RSS 2018), as Pinocchio's computeRNEADerivatives forms them: in a
+frame that no joint of the tree turns, the subtree of a joint j turns rigidly with
+q_j about its axis S_j, so the derivative over q_j of whatever the subtree carries
+(axes, inertias, the loads fixed in a body) is a cross product with S_j, and only
+the parent's velocity and acceleration, which do not turn, need a correction.
+With, per body in the root's frame, v, a (gravity included), the momentum Y v, the
+inertia's rate Ẏ = v×* Y - Y v× and f = Y a + v×* Y v + l, and over each subtree
+the sums Yc, Ẏc, Hc = Σ Y v and Fc = Σ f:
+
+    dVdq_j = v_λ × S_j,  dAdq_j = a_λ × S_j + v_λ × dVdq_j,  dAdv_j = 2 dVdq_j
+    YS_i = Yc_i S_i,  G_i = Ẏc_i S_i - S_i ×* Hc_i
+    i in subtree(j): dτ_i/dq_j = ⟨G_i, dVdq_j⟩ + ⟨YS_i, dAdq_j⟩,
+                     dτ_i/du_j = ⟨G_i, S_j⟩ + ⟨YS_i, dAdv_j⟩
+    i above j:       dτ_i/dq_j = ⟨S_i, S_j ×* Fc_j + Ẏc_j dVdq_j + dVdq_j ×* Hc_j + Yc_j dAdq_j⟩
+                     dτ_i/du_j = ⟨S_i, Ẏc_j S_j + S_j ×* Hc_j + Yc_j dAdv_j⟩
+
+(λ: j's parent; a root's q turns nothing in its own frame). Each pair of joints
+then costs a few dot products of 6-vectors formed once per joint, where forward
+mode in the bodies' own frames carries each direction through every body below.
+
+What is not the rigid bodies' part is differentiated by forward mode (the caller's
+tangents, codegen.jacobian): q', the generalized forces Q, a root's u'-free
+acceleration (gravity in its frame), and the loads' dependence on the inputs r.
+
+It applies where every node is a one-speed joint whose axis s and inertia are
+constant in its body, whose rotation R and offset r from its parent depend on its
+own coordinate alone, with q' = u for it, each root's velocity s u, and whose
+loads (the bias b less v×* W v) are fixed in the body; the tree's residual is
+then checked against this one's at two generic points, and anything else is left
+to forward mode over the Newton–Euler program (None).
+"""
+from __future__ import annotations
+
+import random
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+from .inverse import inverse_program
+from .program import dependents
+from .recursive import _tree_inputs
+from .symbolic import evaluate
+from .vec3 import add, cross, dot, matvec
+
+__all__ = ["rnea_derivatives"]
+
+#: an inertia's entries that should be equal (or zero) may differ by this much, relative
+#: to its largest, as URDF inertias written with round-off do (the iiwa's 1e-8 products
+#: of inertia, symmetric to 1e-20)
+_SYMMETRY_TOL = 1e-12
+
+#: relative agreement of the tree's residual and this one's at the generic points
+_CHECK_TOL = 1e-9
+
+
+def _mcross(m, n):
+    """Motion cross product m × n (spatial motions (ω; v))."""
+    return cross(m[:3], n[:3]) + add(cross(m[:3], n[3:]), cross(m[3:], n[:3]))
+
+
+def _fcross(m, f):
+    """Force cross product m ×* f (f = (moment; force))."""
+    return add(cross(m[:3], f[:3]), cross(m[3:], f[3:])) + cross(m[:3], f[3:])
+
+
+def _pair(f, m):
+    """⟨f, m⟩: a force on a motion."""
+    return dot(f, m)
+
+
+def _add6(*vs):
+    return [sm.Add(*[v[i] for v in vs]) for i in range(6)]
+
+
+class _Inertia:
+    """A spatial inertia about the root's origin as (m, h = m c, I_O) (ten numbers), or
+    its rate (m = 0): Y (ω; v) = (I ω + h × v; m v + ω × h)."""
+
+    def __init__(self, m, h, I):
+        self.m, self.h, self.I = m, list(h), I       # I: 3 x 3 nested lists (symmetric)
+
+    def __call__(self, x):
+        w, v = x[:3], x[3:]
+        return add(matvec(self.I, w), cross(self.h, v)) + add([self.m * e for e in v],
+                                                              cross(w, self.h))
+
+    def __add__(self, other):
+        return _Inertia(self.m + other.m, add(self.h, other.h),
+                        [add(a, b) for a, b in zip(self.I, other.I)])
+
+    def named(self, label, define):
+        d = {(i, c): define(f"{label}I{i}{c}", self.I[i][c]) for i in range(3) for c in range(i, 3)}
+        return _Inertia(define(f"{label}m", self.m), [define(f"{label}h{i}", e)
+                                                      for i, e in enumerate(self.h)],
+                        [[d[min(i, c), max(i, c)] for c in range(3)] for i in range(3)])
+
+
+#: where the parameters of W = [[I, h×], [h×ᵀ, m 1]] sit: (row, column) -> (name, sign)
+_TEMPLATE = {}
+for _a in range(3):
+    for _b in range(3):
+        _TEMPLATE[_a, _b] = (f"I{min(_a, _b)}{max(_a, _b)}", 1)
+    _TEMPLATE[3 + _a, 3 + _a] = ("m", 1)
+for (_a, _b), (_c, _s) in {(0, 1): (2, -1), (0, 2): (1, 1), (1, 0): (2, 1), (1, 2): (0, -1),
+                           (2, 0): (1, -1), (2, 1): (0, 1)}.items():
+    _TEMPLATE[_a, 3 + _b] = (f"h{_c}", _s)          # h× at [0:3, 3:6]
+    _TEMPLATE[3 + _b, _a] = (f"h{_c}", _s)          # its transpose at [3:6, 0:3]
+
+
+def _rigid_parameters(rows, Wx):
+    """(m, h, I) of a rigid body's spatial inertia from its rows Wx (len(rows) x 6) at its
+    reference point, in its components: the entries off the rows are set to zero, which
+    changes no residual (the body's velocities and the axes above it stay on its rows).
+    None if Wx is not of that form."""
+    values = {}
+    size = max([abs(float(e)) for row in Wx for e in row if sm.sympify(e).is_number] + [0.0])
+    for a, i in enumerate(rows):
+        for c in range(6):
+            e = sm.sympify(Wx[a][c])
+            place = _TEMPLATE.get((i, c))
+            name, sign = place if place is not None else (None, 1)
+            v = sign * e
+            known = values.setdefault(name, v) if name else sm.S.Zero
+            if known != v and not (v.is_number and known.is_number
+                                   and abs(float(known - v)) <= _SYMMETRY_TOL * size):
+                return None
+    get = values.get
+    I = [[get(f"I{min(a, b)}{max(a, b)}", sm.S.Zero) for b in range(3)] for a in range(3)]
+    return get("m", sm.S.Zero), [get(f"h{i}", sm.S.Zero) for i in range(3)], I
+
+
+def _full(rows, values):
+    """A 6-vector from its entries on rows (zero elsewhere)."""
+    out = [sm.S.Zero] * 6
+    for i, e in zip(rows, values):
+        out[i] = e
+    return out
+
+
+def _reason(eom) -> str | None:
+    """Why the tree does not fit the rigid-joint derivatives (structure only), or None."""
+    tree = eom.tree
+    if tree is None or eom.constraints is not None:
+        return "no tree"
+    if not tree.carried:
+        return "a joint without its velocity product"
+    consts = set(eom.constants)
+    coordinate = _coordinates(eom)
+    for nd in tree.nodes:
+        if len(nd.speeds) != 1 or nd.speeds[0] not in coordinate:
+            return "a joint of several speeds, or of a speed that is no coordinate's rate"
+        own = {coordinate[nd.speeds[0]]}
+
+        def over(values, allowed):
+            for e in values:
+                e = sm.sympify(e)
+                if not e.free_symbols <= allowed or e.atoms(AppliedUndef):
+                    return False
+            return True
+        if not over([e for row in nd.s for e in row] + [e for row in nd.Wx for e in row],
+                    consts):
+            return "an axis or an inertia that is not constant in its body"
+        if _rigid_parameters(nd.rows, nd.Wx) is None:
+            return "an inertia that is not a rigid body's"
+        if nd.parent >= 0 and not over([e for row in nd.R for e in row] + list(nd.r),
+                                       consts | own):
+            return "a joint whose transport depends on more than its own coordinate"
+    return None
+
+
+def _coordinates(eom) -> dict:
+    """speed index -> the coordinate whose rate it is (q' = u exactly)."""
+    out = {}
+    for i, e in enumerate(eom.qdot):
+        for j, u in enumerate(eom.u):
+            if sm.sympify(e) == u:
+                out[j] = eom.q[i]
+    return out
+
+
+def _at_rest(temporaries, exprs, speeds):
+    """exprs with every speed zero, through the temporaries (only those that change)."""
+    sub = {u: sm.S.Zero for u in speeds}
+    for s, e in temporaries:
+        if e.free_symbols & sub.keys():
+            e2 = e.xreplace(sub)
+            if e2 != e:
+                sub[s] = e2
+    return [sm.sympify(e).xreplace(sub) for e in exprs]
+
+
+class _World:
+    """The passes in the frame of each tree's root, every quantity named once."""
+
+    def __init__(self, nodes, S, W, h, T, ud, u, define):
+        self.define = define
+        n = len(nodes)
+        self.E, self.p, self.S, self.v, self.a = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+        self.Y, self.Yd, self.H, self.F = [None] * n, [None] * n, [None] * n, [None] * n
+        self.loads = [None] * n
+        for k, nd in enumerate(nodes):
+            j = nd.speeds[0]
+            if nd.parent < 0:
+                E = [[sm.S.One if a == b else sm.S.Zero for b in range(3)] for a in range(3)]
+                p = [sm.S.Zero] * 3
+            else:
+                Ep, pp = self.E[nd.parent], self.p[nd.parent]
+                R = T[k].R
+                E = [[define(f"wE{k}_{a}{b}", sm.Add(*[Ep[a][c] * R[b, c] for c in range(3)]))
+                      for b in range(3)] for a in range(3)]
+                p = [define(f"wp{k}_{a}", e) for a, e in enumerate(add(pp, matvec(Ep, T[k].r)))]
+            self.E[k], self.p[k] = E, p
+            s = _full(nd.rows, list(S[k]))
+            self.S[k] = self._named(f"wS{k}_", self.motion(k, s))
+            vp = [sm.S.Zero] * 6 if nd.parent < 0 else self.v[nd.parent]
+            vk = self._named(f"wv{k}_", [x + e * u[j] for x, e in zip(vp, self.S[k])])
+            self.v[k] = vk
+            if nd.parent < 0:
+                ap = self.motion(k, list(h[k][0]))
+                bias = [sm.S.Zero] * 6
+            else:
+                ap = self.a[nd.parent]
+                bias = [e * u[j] for e in _mcross(vk, self.S[k])]
+            self.a[k] = self._named(f"wa{k}_", [x + e * ud[j] + b for x, e, b in
+                                               zip(ap, self.S[k], bias)])
+
+    def _named(self, label, vec):
+        return [self.define(f"{label}{i}", e) for i, e in enumerate(vec)]
+
+    def motion(self, k, m):
+        """A motion in body k's components at its reference point, in the root's."""
+        E, p = self.E[k], self.p[k]
+        w, v = matvec(E, m[:3]), matvec(E, m[3:])
+        return w + add(v, cross(p, w))
+
+    def force(self, k, f):
+        """A force in body k's components at its reference point, in the root's."""
+        E, p = self.E[k], self.p[k]
+        n, g = matvec(E, f[:3]), matvec(E, f[3:])
+        return add(n, cross(p, g)) + g
+
+
+def rnea_derivatives(eom, tangents):
+    """(ud, temporaries, dtau, ddq): the derivatives of tau = M u' - F over the states and
+    inputs of a tree whose joints fit (see the module), or None. tangents (over q, u, r
+    in that order, codegen.jacobian's): its definitions take the forward-mode parts.
+    temporaries: (symbol, expr) of the values; dtau[i][k] = dtau_i/dx_k, ddq[i][k] the
+    same of q'."""
+    if _reason(eom) is not None:
+        return None
+    tree, nq, nu = eom.tree, eom.nq, eom.nu
+    nodes, nx = tree.nodes, nq + eom.nu
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=True, carry=True)
+    u = list(eom.u)
+    ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
+    for j, s in enumerate(ud):
+        define.names[s] = f"cg_ud{j}"
+        define.used.add(f"cg_ud{j}")
+    # the loads: the bias less the rigid body's v×* W v, i.e. the bias at rest
+    loads = _at_rest(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
+    moving = dependents(prog.temporaries, set(eom.q) | set(u)) | set(eom.q) | set(u)
+    if any(e.free_symbols & moving for e in loads):
+        return None
+    world = _World(nodes, S, W, h, T, ud, u, define)
+    coordinate = _coordinates(eom)
+    column = {c: i for i, c in enumerate(eom.q)}
+    # per body: inertia, its rate, momentum, wrench, in the root's frame
+    it = iter(loads)
+    load_b = [[next(it) for _ in nd.rows] for nd in nodes]
+    children = {k: [] for k in range(len(nodes))}
+    for k, nd in enumerate(nodes):
+        if nd.parent >= 0:
+            children[nd.parent].append(k)
+    Yc, Ydc, Hc, Fc = [None] * len(nodes), [None] * len(nodes), [None] * len(nodes), [None] * len(nodes)
+    for k in reversed(range(len(nodes))):
+        nd = nodes[k]
+        m, hb, Ib = _rigid_parameters(nd.rows, nd.Wx)
+        E, p = world.E[k], world.p[k]
+        h0 = add(matvec(E, hb), [m * e for e in p])
+        EI = [[dot(E[a], [Ib[c][b] for c in range(3)]) for b in range(3)] for a in range(3)]
+        ph = dot(p, h0)
+        pp = dot(p, p)
+        I0 = [[dot(EI[a], E[b]) - (p[a] * h0[b] + h0[a] * p[b]) + (2 * ph if a == b else 0)
+               + m * (p[a] * p[b] - (pp if a == b else 0)) for b in range(3)] for a in range(3)]
+        Y = _Inertia(m, h0, I0).named(f"wY{k}", define)
+        vk = world.v[k]
+        w, lin = vk[:3], vk[3:]
+        hdot = add(cross(w, Y.h), [Y.m * e for e in lin])
+        wI = [cross(w, [Y.I[0][b], Y.I[1][b], Y.I[2][b]]) for b in range(3)]   # columns of ω× I
+        hv = dot(Y.h, lin)
+        Idot = [[wI[b][a] + wI[a][b] + (2 * hv if a == b else 0) - lin[a] * Y.h[b] - Y.h[a] * lin[b]
+                 for b in range(3)] for a in range(3)]
+        Yd = _Inertia(sm.S.Zero, hdot, Idot).named(f"wYd{k}", define)
+        mom = world._named(f"wH{k}_", Y(vk))
+        f = _add6(Y(world.a[k]), _fcross(vk, mom), world.force(k, _full(nd.rows, load_b[k])))
+        for c in children[k]:
+            Y, Yd = Y + Yc[c], Yd + Ydc[c]
+            mom = _add6(mom, Hc[c])
+            f = _add6(f, Fc[c])
+        Yc[k], Ydc[k] = Y.named(f"wYc{k}", define), Yd.named(f"wYdc{k}", define)
+        Hc[k], Fc[k] = world._named(f"wHc{k}_", mom), world._named(f"wFc{k}_", f)
+    tau = [None] * nu
+    for k, nd in enumerate(nodes):
+        tau[nd.speeds[0]] = _pair(world.S[k], Fc[k]) - Q[nd.speeds[0]]
+    if not _agrees(eom, define, tau, ud):
+        return None
+    # per joint: its vectors
+    dtau = [[sm.S.Zero] * (nx + len(eom.specifieds)) for _ in range(nu)]
+    YS, G, dV, dA, dFq, dFv = {}, {}, {}, {}, {}, {}
+    for k, nd in enumerate(nodes):
+        Sk = world.S[k]
+        YS[k] = world._named(f"wYS{k}_", Yc[k](Sk))
+        YdS = Ydc[k](Sk)
+        SxH = _fcross(Sk, Hc[k])
+        G[k] = world._named(f"wG{k}_", [x - y for x, y in zip(YdS, SxH)])
+        if nd.parent < 0:
+            dV[k] = dA[k] = [sm.S.Zero] * 6
+            continue
+        vp, ap = world.v[nd.parent], world.a[nd.parent]
+        dV[k] = world._named(f"wdV{k}_", _mcross(vp, Sk))
+        dA[k] = world._named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k])))
+        dFq[k] = world._named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k]),
+                                                 _fcross(dV[k], Hc[k]), Yc[k](dA[k])))
+        dFv[k] = world._named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k])]))
+    ancestors = {}
+    for k, nd in enumerate(nodes):
+        ancestors[k] = ([] if nd.parent < 0 else ancestors[nd.parent] + [nd.parent])
+    for k, nd in enumerate(nodes):
+        j = nd.speeds[0]
+        qj = column[coordinate[j]]
+        for i in ancestors[k] + [k]:        # row i on the path to k, column k's q and u
+            ri = nodes[i].speeds[0]
+            # i at or above k: the subtree k turns (row k: the first formula with i = k)
+            if i == k:
+                dtau[ri][qj] += _pair(G[k], dV[k]) + _pair(YS[k], dA[k])
+                dtau[ri][nq + j] += _pair(G[k], world.S[k]) + 2 * _pair(YS[k], dV[k])
+            else:
+                dtau[ri][qj] += _pair(world.S[i], dFq[k])
+                dtau[ri][nq + j] += _pair(world.S[i], dFv[k])
+                # and row k, column i: k is in the subtree of i
+                rq = column[coordinate[ri]]
+                if nodes[i].parent >= 0:
+                    dtau[j][rq] += _pair(G[k], dV[i]) + _pair(YS[k], dA[i])
+                    dtau[j][nq + ri] += _pair(G[k], world.S[i]) + 2 * _pair(YS[k], dV[i])
+                else:
+                    dtau[j][nq + ri] += _pair(G[k], world.S[i])
+    # forward mode: a root's u'-free acceleration, Q, the loads over the inputs
+    needed = set()
+    roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
+    seeds = [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads
+    for e in seeds:
+        needed |= sm.sympify(e).free_symbols
+    for symbol, expr in _live(prog.temporaries, needed):
+        tangents.define(symbol, expr)
+    subtree = {k: [k] for k in range(len(nodes))}
+    for k in reversed(range(len(nodes))):
+        if nodes[k].parent >= 0:
+            subtree[nodes[k].parent] += subtree[k]
+    for k in roots:
+        grads = [tangents.of(e) for e in world.motion(k, list(h[k][0]))]
+        for i in subtree[k]:
+            row = nodes[i].speeds[0]
+            for c, g in enumerate(grads):
+                for d, e in g.items():
+                    dtau[row][d] += YS[i][c] * e
+    for j, e in enumerate(Q):
+        for d, g in tangents.of(e).items():
+            dtau[j][d] -= g
+    # the loads: fixed in their bodies, over r by forward mode, carried to the root's frame
+    Lr = [None] * len(nodes)
+    for k in reversed(range(len(nodes))):
+        nd = nodes[k]
+        grads = [tangents.of(e) for e in load_b[k]]
+        dirs = sorted({d for g in grads for d in g})
+        acc = {d: world.force(k, _full(nd.rows, [g.get(d, sm.S.Zero) for g in grads]))
+               for d in dirs}
+        for c in children[k]:
+            for d, vec in Lr[c].items():
+                acc[d] = _add6(acc.get(d, [sm.S.Zero] * 6), vec)
+        Lr[k] = {d: world._named(f"wL{k}_{d}_", vec) for d, vec in sorted(acc.items())}
+        for d, vec in Lr[k].items():
+            dtau[nd.speeds[0]][d] += _pair(world.S[k], vec)
+    ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nx + len(eom.specifieds))]
+           for e in qd]
+    return ud, define.temps, dtau, ddq
+
+
+def _live(temporaries, needed):
+    """The temporaries that needed reads, directly or through others, in order."""
+    needed = set(needed)
+    kept = []
+    for sym, expr in reversed(temporaries):
+        if sym in needed:
+            kept.append((sym, expr))
+            needed |= expr.free_symbols
+    return kept[::-1]
+
+
+def _agrees(eom, define, tau, ud) -> bool:
+    """Whether tau equals the tree's Newton–Euler residual (codegen.inverse) at two
+    generic points: the check that the bias is v×* W v plus loads fixed in the bodies,
+    each root moves with s u and gravity is the roots' acceleration."""
+    reference = inverse_program(eom)
+    theirs = dict(reference.outputs)["tau"]
+    by_name = {n: o for o, n in reference.names.items()}
+    for point in range(2):
+        rng = random.Random(1234 + point)
+        leaves = {}
+
+        def leaf(atom):
+            if atom not in leaves:
+                leaves[atom] = rng.uniform(0.3, 1.3)
+            return leaves[atom]
+        for j, s in enumerate(ud):
+            leaves[s] = leaves[by_name[f"cg_ud{j}"]] = rng.uniform(-1, 1)
+        mine = _evaluated(define.temps, tau, leaf)
+        other = _evaluated(reference.temporaries, theirs, leaf)
+        scale = 1.0 + max(abs(x) for x in other)
+        if max(abs(x - y) for x, y in zip(mine, other)) > _CHECK_TOL * scale:
+            return False
+    return True
+
+
+def _evaluated(temporaries, exprs, leaf) -> list:
+    memo = {}
+    for s, e in temporaries:
+        memo[s] = evaluate(e, memo, leaf)
+    return [evaluate(sm.sympify(e), memo, leaf) for e in exprs]
