@@ -237,7 +237,7 @@ def _analytic_program(eom, wrt, groups) -> Program | None:
     found = rnea_derivatives(eom, tangents)
     if found is None:
         return None
-    ud, temporaries, dtau, ddq = found
+    ud, temporaries, dtau, ddq, count = found
     of = {"qd": ddq, "res": [[-e for e in row] for row in dtau]}
     arrays = [(name, [row[first + k] for row in of[which] for k in range(count)])
               for name, which, first, count in groups]

@@ -34,6 +34,7 @@ to forward mode over the Newton–Euler program (None).
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import sympy as sm
@@ -145,30 +146,44 @@ def _reason(eom) -> str | None:
     tree = eom.tree
     if tree is None or eom.constraints is not None:
         return "no tree"
-    if not tree.carried:
-        return "a joint without its velocity product"
+    if any(nd.a0x is None or nd.a0 is None for nd in tree.nodes):
+        return "a body whose u'-free acceleration is not split off"
     consts = set(eom.constants)
     coordinate = _coordinates(eom)
-    for nd in tree.nodes:
-        if len(nd.speeds) != 1 or nd.speeds[0] not in coordinate:
-            return "a joint of several speeds, or of a speed that is no coordinate's rate"
-        own = {coordinate[nd.speeds[0]]}
 
-        def over(values, allowed):
-            for e in values:
-                e = sm.sympify(e)
-                if not e.free_symbols <= allowed or e.atoms(AppliedUndef):
-                    return False
-            return True
+    def over(values, allowed):
+        for e in values:
+            e = sm.sympify(e)
+            if not e.free_symbols <= allowed or e.atoms(AppliedUndef):
+                return False
+        return True
+    for nd in tree.nodes:
         if not over([e for row in nd.s for e in row] + [e for row in nd.Wx for e in row],
                     consts):
             return "an axis or an inertia that is not constant in its body"
         if _rigid_parameters(nd.rows, nd.Wx) is None:
             return "an inertia that is not a rigid body's"
-        if nd.parent >= 0 and not over([e for row in nd.R for e in row] + list(nd.r),
-                                       consts | own):
+        if nd.parent < 0:               # a root, of any speeds: its frame is the reference
+            continue
+        if len(nd.speeds) != 1 or nd.speeds[0] not in coordinate:
+            return "a joint of several speeds, or of a speed that is no coordinate's rate"
+        if not over([e for row in nd.R for e in row] + list(nd.r),
+                    consts | {coordinate[nd.speeds[0]]}):
             return "a joint whose transport depends on more than its own coordinate"
     return None
+
+
+def _carried(eom):
+    """eom, or a copy whose tree gives every child a velocity product (zeros) where it
+    has none, so that _tree_inputs' carry reads every body's Wx and bx and each root's
+    a0x: the velocity products themselves are not read here (each body's acceleration
+    is formed in the root's frame)."""
+    tree = eom.tree
+    if tree.carried:
+        return eom
+    nodes = [nd if nd.parent < 0 or nd.c is not None else
+             dataclasses.replace(nd, c=[sm.S.Zero] * 6) for nd in tree.nodes]
+    return dataclasses.replace(eom, tree=dataclasses.replace(tree, nodes=nodes))
 
 
 def _coordinates(eom) -> dict:
@@ -192,42 +207,47 @@ def _at_rest(temporaries, exprs, speeds):
     return [sm.sympify(e).xreplace(sub) for e in exprs]
 
 
-class _World:
-    """The passes in the frame of each tree's root, every quantity named once."""
+def root_acceleration(a0x, v) -> list:
+    """A root's u'-free spatial acceleration in its own frame from the tree's a0x, whose
+    linear part is its reference point's (the classical acceleration, codegen.tree):
+    less ω × v (v = (ω; v) the root's velocity)."""
+    return list(a0x[:3]) + [x - y for x, y in zip(a0x[3:], cross(v[:3], v[3:]))]
 
-    def __init__(self, nodes, S, W, h, T, ud, u, define):
+
+class _World:
+    """Each body's pose, axes, velocity and acceleration in its root's frame, every
+    quantity named once: E turns the body's components into the root's, p is its
+    reference point, S[k] the columns of its joint's axes."""
+
+    def __init__(self, nodes, S, h, T, ud, u, define):
         self.define = define
         n = len(nodes)
-        self.E, self.p, self.S, self.v, self.a = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
-        self.Y, self.Yd, self.H, self.F = [None] * n, [None] * n, [None] * n, [None] * n
-        self.loads = [None] * n
+        self.E, self.p, self.S, self.v, self.a = ([None] * n for _ in range(5))
         for k, nd in enumerate(nodes):
-            j = nd.speeds[0]
             if nd.parent < 0:
                 E = [[sm.S.One if a == b else sm.S.Zero for b in range(3)] for a in range(3)]
                 p = [sm.S.Zero] * 3
             else:
-                Ep, pp = self.E[nd.parent], self.p[nd.parent]
-                R = T[k].R
+                Ep, pp, R = self.E[nd.parent], self.p[nd.parent], T[k].R
                 E = [[define(f"wE{k}_{a}{b}", sm.Add(*[Ep[a][c] * R[b, c] for c in range(3)]))
                       for b in range(3)] for a in range(3)]
                 p = [define(f"wp{k}_{a}", e) for a, e in enumerate(add(pp, matvec(Ep, T[k].r)))]
             self.E[k], self.p[k] = E, p
-            s = _full(nd.rows, list(S[k]))
-            self.S[k] = self._named(f"wS{k}_", self.motion(k, s))
-            vp = [sm.S.Zero] * 6 if nd.parent < 0 else self.v[nd.parent]
-            vk = self._named(f"wv{k}_", [x + e * u[j] for x, e in zip(vp, self.S[k])])
-            self.v[k] = vk
-            if nd.parent < 0:
-                ap = self.motion(k, list(h[k][0]))
-                bias = [sm.S.Zero] * 6
+            self.S[k] = [self.named(f"wS{k}_{c}_", self.motion(k, _full(nd.rows, list(S[k][:, c]))))
+                         for c in range(len(nd.speeds))]
+            own = [sm.Add(*[col[i] * u[j] for col, j in zip(self.S[k], nd.speeds)])
+                   for i in range(6)]
+            if nd.parent < 0:       # the root's velocity products are in its a0x
+                v, a = own, root_acceleration(h[k][0], own)
             else:
-                ap = self.a[nd.parent]
-                bias = [e * u[j] for e in _mcross(vk, self.S[k])]
-            self.a[k] = self._named(f"wa{k}_", [x + e * ud[j] + b for x, e, b in
-                                               zip(ap, self.S[k], bias)])
+                v = _add6(self.v[nd.parent], own)
+                a = _add6(self.a[nd.parent], _mcross(v, own))
+            self.v[k] = self.named(f"wv{k}_", v)
+            self.a[k] = self.named(f"wa{k}_", _add6(a, [sm.Add(*[col[i] * ud[j] for col, j in
+                                                             zip(self.S[k], nd.speeds)])
+                                                    for i in range(6)]))
 
-    def _named(self, label, vec):
+    def named(self, label, vec):
         return [self.define(f"{label}{i}", e) for i, e in enumerate(vec)]
 
     def motion(self, k, m):
@@ -244,16 +264,17 @@ class _World:
 
 
 def rnea_derivatives(eom, tangents):
-    """(ud, temporaries, dtau, ddq): the derivatives of tau = M u' - F over the states and
-    inputs of a tree whose joints fit (see the module), or None. tangents (over q, u, r
-    in that order, codegen.jacobian's): its definitions take the forward-mode parts.
-    temporaries: (symbol, expr) of the values; dtau[i][k] = dtau_i/dx_k, ddq[i][k] the
-    same of q'."""
+    """(ud, temporaries, dtau, ddq, count): the derivatives of tau = M u' - F over the
+    states and inputs of a tree whose joints fit (see the module), or None. tangents
+    (over q, u, r in that order, codegen.jacobian's): its definitions take the
+    forward-mode parts. temporaries: (symbol, expr) of the values; dtau[i][k] =
+    dtau_i/dx_k, ddq[i][k] the same of q'; count: the definitions formed here."""
     if _reason(eom) is not None:
         return None
-    tree, nq, nu = eom.tree, eom.nq, eom.nu
-    nodes, nx = tree.nodes, nq + eom.nu
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=True, carry=True)
+    nq, nu, nr = eom.nq, eom.nu, len(eom.specifieds)
+    nodes = eom.tree.nodes
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(_carried(eom), split=True, carry=True)
+    first = len(define.temps)
     u = list(eom.u)
     ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
     for j, s in enumerate(ud):
@@ -264,94 +285,27 @@ def rnea_derivatives(eom, tangents):
     moving = dependents(prog.temporaries, set(eom.q) | set(u)) | set(eom.q) | set(u)
     if any(e.free_symbols & moving for e in loads):
         return None
-    world = _World(nodes, S, W, h, T, ud, u, define)
-    coordinate = _coordinates(eom)
-    column = {c: i for i, c in enumerate(eom.q)}
-    # per body: inertia, its rate, momentum, wrench, in the root's frame
+    world = _World(nodes, S, h, T, ud, u, define)
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]
     children = {k: [] for k in range(len(nodes))}
     for k, nd in enumerate(nodes):
         if nd.parent >= 0:
             children[nd.parent].append(k)
-    Yc, Ydc, Hc, Fc = [None] * len(nodes), [None] * len(nodes), [None] * len(nodes), [None] * len(nodes)
-    for k in reversed(range(len(nodes))):
-        nd = nodes[k]
-        m, hb, Ib = _rigid_parameters(nd.rows, nd.Wx)
-        E, p = world.E[k], world.p[k]
-        h0 = add(matvec(E, hb), [m * e for e in p])
-        EI = [[dot(E[a], [Ib[c][b] for c in range(3)]) for b in range(3)] for a in range(3)]
-        ph = dot(p, h0)
-        pp = dot(p, p)
-        I0 = [[dot(EI[a], E[b]) - (p[a] * h0[b] + h0[a] * p[b]) + (2 * ph if a == b else 0)
-               + m * (p[a] * p[b] - (pp if a == b else 0)) for b in range(3)] for a in range(3)]
-        Y = _Inertia(m, h0, I0).named(f"wY{k}", define)
-        vk = world.v[k]
-        w, lin = vk[:3], vk[3:]
-        hdot = add(cross(w, Y.h), [Y.m * e for e in lin])
-        wI = [cross(w, [Y.I[0][b], Y.I[1][b], Y.I[2][b]]) for b in range(3)]   # columns of ω× I
-        hv = dot(Y.h, lin)
-        Idot = [[wI[b][a] + wI[a][b] + (2 * hv if a == b else 0) - lin[a] * Y.h[b] - Y.h[a] * lin[b]
-                 for b in range(3)] for a in range(3)]
-        Yd = _Inertia(sm.S.Zero, hdot, Idot).named(f"wYd{k}", define)
-        mom = world._named(f"wH{k}_", Y(vk))
-        f = _add6(Y(world.a[k]), _fcross(vk, mom), world.force(k, _full(nd.rows, load_b[k])))
-        for c in children[k]:
-            Y, Yd = Y + Yc[c], Yd + Ydc[c]
-            mom = _add6(mom, Hc[c])
-            f = _add6(f, Fc[c])
-        Yc[k], Ydc[k] = Y.named(f"wYc{k}", define), Yd.named(f"wYdc{k}", define)
-        Hc[k], Fc[k] = world._named(f"wHc{k}_", mom), world._named(f"wFc{k}_", f)
+    Yc, Ydc, Hc, Fc = _composites(nodes, world, load_b, children, define)
     tau = [None] * nu
     for k, nd in enumerate(nodes):
-        tau[nd.speeds[0]] = _pair(world.S[k], Fc[k]) - Q[nd.speeds[0]]
+        for col, j in zip(world.S[k], nd.speeds):
+            tau[j] = _pair(col, Fc[k]) - Q[j]
     if not _agrees(eom, define, tau, ud):
         return None
-    # per joint: its vectors
-    dtau = [[sm.S.Zero] * (nx + len(eom.specifieds)) for _ in range(nu)]
-    YS, G, dV, dA, dFq, dFv = {}, {}, {}, {}, {}, {}
-    for k, nd in enumerate(nodes):
-        Sk = world.S[k]
-        YS[k] = world._named(f"wYS{k}_", Yc[k](Sk))
-        YdS = Ydc[k](Sk)
-        SxH = _fcross(Sk, Hc[k])
-        G[k] = world._named(f"wG{k}_", [x - y for x, y in zip(YdS, SxH)])
-        if nd.parent < 0:
-            dV[k] = dA[k] = [sm.S.Zero] * 6
-            continue
-        vp, ap = world.v[nd.parent], world.a[nd.parent]
-        dV[k] = world._named(f"wdV{k}_", _mcross(vp, Sk))
-        dA[k] = world._named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k])))
-        dFq[k] = world._named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k]),
-                                                 _fcross(dV[k], Hc[k]), Yc[k](dA[k])))
-        dFv[k] = world._named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k])]))
-    ancestors = {}
-    for k, nd in enumerate(nodes):
-        ancestors[k] = ([] if nd.parent < 0 else ancestors[nd.parent] + [nd.parent])
-    for k, nd in enumerate(nodes):
-        j = nd.speeds[0]
-        qj = column[coordinate[j]]
-        for i in ancestors[k] + [k]:        # row i on the path to k, column k's q and u
-            ri = nodes[i].speeds[0]
-            # i at or above k: the subtree k turns (row k: the first formula with i = k)
-            if i == k:
-                dtau[ri][qj] += _pair(G[k], dV[k]) + _pair(YS[k], dA[k])
-                dtau[ri][nq + j] += _pair(G[k], world.S[k]) + 2 * _pair(YS[k], dV[k])
-            else:
-                dtau[ri][qj] += _pair(world.S[i], dFq[k])
-                dtau[ri][nq + j] += _pair(world.S[i], dFv[k])
-                # and row k, column i: k is in the subtree of i
-                rq = column[coordinate[ri]]
-                if nodes[i].parent >= 0:
-                    dtau[j][rq] += _pair(G[k], dV[i]) + _pair(YS[k], dA[i])
-                    dtau[j][nq + ri] += _pair(G[k], world.S[i]) + 2 * _pair(YS[k], dV[i])
-                else:
-                    dtau[j][nq + ri] += _pair(G[k], world.S[i])
-    # forward mode: a root's u'-free acceleration, Q, the loads over the inputs
-    needed = set()
+    nd_ = len(eom.q) + nu + nr
+    dtau = [[sm.S.Zero] * nd_ for _ in range(nu)]
+    _analytic(nodes, world, Yc, Ydc, Hc, Fc, _column_of(eom), nq, dtau, define)
+    # forward mode: each root's u'-free acceleration, Q, q' and the loads over r
     roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
-    seeds = [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads
-    for e in seeds:
+    needed = set()
+    for e in [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads:
         needed |= sm.sympify(e).free_symbols
     for symbol, expr in _live(prog.temporaries, needed):
         tangents.define(symbol, expr)
@@ -360,32 +314,112 @@ def rnea_derivatives(eom, tangents):
         if nodes[k].parent >= 0:
             subtree[nodes[k].parent] += subtree[k]
     for k in roots:
-        grads = [tangents.of(e) for e in world.motion(k, list(h[k][0]))]
+        own = [sm.Add(*[col[i] * u[j] for col, j in zip(world.S[k], nodes[k].speeds)])
+               for i in range(6)]
+        grads = [tangents.of(e) for e in root_acceleration(h[k][0], own)]
         for i in subtree[k]:
-            row = nodes[i].speeds[0]
-            for c, g in enumerate(grads):
-                for d, e in g.items():
-                    dtau[row][d] += YS[i][c] * e
+            for c, j in enumerate(nodes[i].speeds):
+                YS = Yc[i](world.S[i][c])
+                for x, g in enumerate(grads):
+                    for d, e in g.items():
+                        dtau[j][d] += YS[x] * e
     for j, e in enumerate(Q):
         for d, g in tangents.of(e).items():
             dtau[j][d] -= g
-    # the loads: fixed in their bodies, over r by forward mode, carried to the root's frame
+    # the loads: fixed in their bodies, over r by forward mode, in the root's frame
     Lr = [None] * len(nodes)
     for k in reversed(range(len(nodes))):
         nd = nodes[k]
         grads = [tangents.of(e) for e in load_b[k]]
-        dirs = sorted({d for g in grads for d in g})
         acc = {d: world.force(k, _full(nd.rows, [g.get(d, sm.S.Zero) for g in grads]))
-               for d in dirs}
+               for d in sorted({d for g in grads for d in g})}
         for c in children[k]:
             for d, vec in Lr[c].items():
                 acc[d] = _add6(acc.get(d, [sm.S.Zero] * 6), vec)
-        Lr[k] = {d: world._named(f"wL{k}_{d}_", vec) for d, vec in sorted(acc.items())}
+        Lr[k] = {d: world.named(f"wL{k}_{d}_", vec) for d, vec in sorted(acc.items())}
         for d, vec in Lr[k].items():
-            dtau[nd.speeds[0]][d] += _pair(world.S[k], vec)
-    ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nx + len(eom.specifieds))]
-           for e in qd]
-    return ud, define.temps, dtau, ddq
+            for col, j in zip(world.S[k], nd.speeds):
+                dtau[j][d] += _pair(col, vec)
+    ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nd_)] for e in qd]
+    return ud, define.temps, dtau, ddq, len(define.temps) - first
+
+
+def _column_of(eom) -> dict:
+    """speed index -> the column of its coordinate (the coordinate whose rate it is)."""
+    index = {c: i for i, c in enumerate(eom.q)}
+    return {j: index[c] for j, c in _coordinates(eom).items()}
+
+
+def _composites(nodes, world, load_b, children, define):
+    """Over each subtree, in the root's frame: the inertia Yc, its rate Ẏc, the
+    momentum Hc and the wrench Fc (W a + v×* W v + the loads)."""
+    n = len(nodes)
+    Yc, Ydc, Hc, Fc = ([None] * n for _ in range(4))
+    for k in reversed(range(n)):
+        nd = nodes[k]
+        m, hb, Ib = _rigid_parameters(nd.rows, nd.Wx)
+        E, p = world.E[k], world.p[k]
+        h0 = add(matvec(E, hb), [m * e for e in p])
+        EI = [[dot(E[a], [Ib[c][b] for c in range(3)]) for b in range(3)] for a in range(3)]
+        ph, pp = dot(p, h0), dot(p, p)
+        # I about the root's origin: E I Eᵀ - (h× p× + p× h×) + m p× p×
+        I0 = [[dot(EI[a], E[b]) - (p[a] * h0[b] + h0[a] * p[b]) + (2 * ph if a == b else 0)
+               + m * (p[a] * p[b] - (pp if a == b else 0)) for b in range(3)] for a in range(3)]
+        Y = _Inertia(m, h0, I0).named(f"wY{k}", define)
+        vk = world.v[k]
+        w, lin = vk[:3], vk[3:]
+        # Ẏ = v×* Y - Y v×: h' = ω × h + m v, I' = ω× I - I ω× + 2 (h·v) 1 - v hᵀ - h vᵀ
+        hdot = add(cross(w, Y.h), [Y.m * e for e in lin])
+        wI = [cross(w, [Y.I[0][b], Y.I[1][b], Y.I[2][b]]) for b in range(3)]
+        hv = dot(Y.h, lin)
+        Idot = [[wI[b][a] + wI[a][b] + (2 * hv if a == b else 0) - lin[a] * Y.h[b]
+                 - Y.h[a] * lin[b] for b in range(3)] for a in range(3)]
+        Yd = _Inertia(sm.S.Zero, hdot, Idot).named(f"wYd{k}", define)
+        mom = world.named(f"wH{k}_", Y(vk))
+        f = _add6(Y(world.a[k]), _fcross(vk, mom), world.force(k, _full(nd.rows, load_b[k])))
+        for c in children[k]:
+            Y, Yd = Y + Yc[c], Yd + Ydc[c]
+            mom, f = _add6(mom, Hc[c]), _add6(f, Fc[c])
+        Yc[k], Ydc[k] = Y.named(f"wYc{k}", define), Yd.named(f"wYdc{k}", define)
+        Hc[k], Fc[k] = world.named(f"wHc{k}_", mom), world.named(f"wFc{k}_", f)
+    return Yc, Ydc, Hc, Fc
+
+
+def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau, define):
+    """dtau over q and u from the rigid bodies (the module's formulas), added to dtau."""
+    YS, G, dV, dA, dAv, dFq, dFv = {}, {}, {}, {}, {}, {}, {}
+    for k, nd in enumerate(nodes):
+        vp = world.v[k] if nd.parent < 0 else world.v[nd.parent]
+        for c, Sk in enumerate(world.S[k]):
+            YS[k, c] = world.named(f"wYS{k}_{c}_", Yc[k](Sk))
+            YdS, SxH = Ydc[k](Sk), _fcross(Sk, Hc[k])
+            G[k, c] = world.named(f"wG{k}_{c}_", [x - y for x, y in zip(YdS, SxH)])
+            if nd.parent < 0:
+                # a root's own velocity product is in its a0x: v × S where a joint has 2 v_λ × S
+                dV[k, c] = dA[k, c] = None
+                dAv[k, c] = world.named(f"wdAv{k}_{c}_", _mcross(vp, Sk))
+                continue
+            ap = world.a[nd.parent]
+            dV[k, c] = world.named(f"wdV{k}_", _mcross(vp, Sk))
+            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c])))
+            dAv[k, c] = [2 * e for e in dV[k, c]]
+            dFq[k] = world.named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
+                                                    _fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
+            dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k, c])]))
+    path = {}
+    for k, nd in enumerate(nodes):
+        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
+    for k, nd in enumerate(nodes):
+        for c, j in enumerate(nd.speeds):
+            for i in path[k]:
+                # row j (k in the subtree of i), columns of i's q and u
+                for e, r in enumerate(nodes[i].speeds):
+                    if dV[i, e] is not None:
+                        dtau[j][column[r]] += _pair(G[k, c], dV[i, e]) + _pair(YS[k, c], dA[i, e])
+                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + _pair(YS[k, c], dAv[i, e])
+                    if i != k:      # row r (i above k), columns of k's q and u
+                        dtau[r][column[j]] += _pair(world.S[i][e], dFq[k])
+                        dtau[r][nq + j] += _pair(world.S[i][e], dFv[k])
 
 
 def _live(temporaries, needed):
