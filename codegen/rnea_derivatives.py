@@ -307,7 +307,7 @@ def rnea_derivatives(eom, tangents):
     needed = set()
     for e in [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads:
         needed |= sm.sympify(e).free_symbols
-    for symbol, expr in _live(prog.temporaries, needed):
+    for symbol, expr in _live(define.temps[:first], needed):     # Q's named too
         tangents.define(symbol, expr)
     subtree = {k: [k] for k in range(len(nodes))}
     for k in reversed(range(len(nodes))):
