@@ -201,7 +201,8 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     if wrt == list(eom.q) + list(eom.u) + list(eom.specifieds):
         analytic = _analytic_program(eom, wrt, groups)
         if analytic is not None:
-            return analytic
+            program, count = analytic
+            return program if limit is None or count <= limit else None
     ud, values = _values(eom)
     if limit is not None and definitions_bound(values, wrt) > _BOUND_MARGIN * limit:
         return None
@@ -230,9 +231,10 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     return make_program(plain, arrays, extra_inputs=extra, extra_intermediates=defs)
 
 
-def _analytic_program(eom, wrt, groups) -> Program | None:
-    """The same outputs over q, u and r from the Newton–Euler residual's analytic
-    derivatives (codegen.rnea_derivatives), or None where the tree does not fit."""
+def _analytic_program(eom, wrt, groups) -> tuple | None:
+    """(program, definitions): the same outputs over q, u and r from the Newton–Euler
+    residual's analytic derivatives (codegen.rnea_derivatives), or None where the tree
+    does not fit."""
     tangents = _Tangents(wrt)
     found = rnea_derivatives(eom, tangents)
     if found is None:
@@ -244,8 +246,8 @@ def _analytic_program(eom, wrt, groups) -> Program | None:
     kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(temporaries)]
     extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
     defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
-    return make_program(dataclasses.replace(eom, intermediates=[]), arrays,
-                        extra_inputs=extra, extra_intermediates=defs)
+    return make_program(dataclasses.replace(eom, intermediates=[]), arrays, extra_inputs=extra,
+                        extra_intermediates=defs), count + len(tangents.defs)
 
 
 def _inline_single_uses(defs: list, arrays: list) -> tuple:
