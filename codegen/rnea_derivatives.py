@@ -41,9 +41,9 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from .inverse import inverse_program
-from .program import dependents
+from .program import operation_count
 from .recursive import _tree_inputs
-from .symbolic import evaluate
+from .symbolic import evaluate, vanishes
 from .vec3 import add, cross, dot, matvec
 
 __all__ = ["rnea_derivatives"]
@@ -115,7 +115,9 @@ def _rigid_parameters(rows, Wx):
     """(m, h, I) of a rigid body's spatial inertia from its rows Wx (len(rows) x 6) at its
     reference point, in its components: the entries off the rows are set to zero, which
     changes no residual (the body's velocities and the axes above it stay on its rows).
-    None if Wx is not of that form."""
+    Entries that should be equal may differ in round-off (_SYMMETRY_TOL) or, symbolic, in
+    form (equal at generic points; the one of fewer operations is kept). None if Wx is not
+    of that form."""
     values = {}
     size = max([abs(float(e)) for row in Wx for e in row if sm.sympify(e).is_number] + [0.0])
     for a, i in enumerate(rows):
@@ -125,9 +127,15 @@ def _rigid_parameters(rows, Wx):
             name, sign = place if place is not None else (None, 1)
             v = sign * e
             known = values.setdefault(name, v) if name else sm.S.Zero
-            if known != v and not (v.is_number and known.is_number
-                                   and abs(float(known - v)) <= _SYMMETRY_TOL * size):
+            if known == v:
+                continue
+            if v.is_number and known.is_number:
+                if abs(float(known - v)) > _SYMMETRY_TOL * size:
+                    return None
+            elif not vanishes([known - v], relative=True):
                 return None
+            elif name and operation_count([v]) < operation_count([known]):
+                values[name] = v
     get = values.get
     I = [[get(f"I{min(a, b)}{max(a, b)}", sm.S.Zero) for b in range(3)] for a in range(3)]
     return get("m", sm.S.Zero), [get(f"h{i}", sm.S.Zero) for i in range(3)], I
@@ -280,11 +288,9 @@ def rnea_derivatives(eom, tangents):
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")
-    # the loads: the bias less the rigid body's v×* W v, i.e. the bias at rest
+    # the loads: the bias less the rigid body's, i.e. the bias at rest (checked by
+    # _agrees: a load that depends on u is left to forward mode over the whole program)
     loads = _at_rest(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
-    moving = dependents(prog.temporaries, set(eom.q) | set(u)) | set(eom.q) | set(u)
-    if any(e.free_symbols & moving for e in loads):
-        return None
     world = _World(nodes, S, h, T, ud, u, define)
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]
@@ -326,7 +332,8 @@ def rnea_derivatives(eom, tangents):
     for j, e in enumerate(Q):
         for d, g in tangents.of(e).items():
             dtau[j][d] -= g
-    # the loads: fixed in their bodies, over r by forward mode, in the root's frame
+    # the loads' own derivatives (over r, and over q where a load is not fixed in its
+    # body), by forward mode in the body's frame, then in the root's
     Lr = [None] * len(nodes)
     for k in reversed(range(len(nodes))):
         nd = nodes[k]
