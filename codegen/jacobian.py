@@ -195,14 +195,35 @@ def definitions_bound(values: Program, wrt: list) -> int:
 _BOUND_MARGIN = 1.6
 
 
+#: an analytic derivative program (codegen.rnea_derivatives) of at most this many
+#: operations is compared with forward mode's, and the smaller kept: on a small tree the
+#: analytic one's cost per joint can outweigh its savings per pair (the UR5's: 3,106
+#: for 3,251); past it, forward mode's build is long and never smaller (HyQ 4,060 for
+#: 5,236, the Atlas 34,430 for 58,357)
+COMPARE_BELOW = 4000
+
+
 def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
-    [(name, of, first direction, count)]; None past limit definitions."""
+    [(name, of, first direction, count)]; None past limit definitions. Over q, u and r of
+    a tree that fits, the analytic derivatives (_analytic_program) where they have fewer
+    operations, else forward mode over the value program."""
     if wrt == list(eom.q) + list(eom.u) + list(eom.specifieds):
         analytic = _analytic_program(eom, wrt, groups)
         if analytic is not None:
             program, count = analytic
-            return program if limit is None or count <= limit else None
+            if limit is not None and count > limit:
+                return None
+            if program.operation_count > COMPARE_BELOW:
+                return program
+            forward = _forward_program(eom, wrt, groups, limit)
+            return forward if forward is not None and \
+                forward.operation_count < program.operation_count else program
+    return _forward_program(eom, wrt, groups, limit)
+
+
+def _forward_program(eom, wrt: list, groups: list, limit) -> Program | None:
+    """_derivative_program's by forward mode over the value program (_values)."""
     ud, values = _values(eom)
     if limit is not None and definitions_bound(values, wrt) > _BOUND_MARGIN * limit:
         return None

@@ -79,10 +79,12 @@ def test_equal_to_forward_mode_in_fewer_operations(robot, monkeypatch, name):
     Newton–Euler program (1e-12 relative) at two random states, in fewer operations."""
     _, eom, _ = robot(name)
     assert rd._reason(eom) is None
+    monkeypatch.setattr(jac, "COMPARE_BELOW", 0)        # the analytic program, uncompared
     analytic = jac.jacobian_program(eom)
+    assert any(n.startswith("cg_w") for n in analytic.names.values())
     monkeypatch.setattr(jac, "_analytic_program", lambda *args: None)
     forward = jac.jacobian_program(eom)
-    assert analytic.operation_count < 0.9 * forward.operation_count
+    assert analytic.operation_count < forward.operation_count
     for seed in range(2):
         values, rng = {}, random.Random(seed)
         ours, theirs = _outputs(analytic, values, rng), _outputs(forward, values, rng)
