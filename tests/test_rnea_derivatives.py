@@ -81,7 +81,6 @@ def test_equal_to_forward_mode_in_fewer_operations(robot, monkeypatch, name):
     assert rd._reason(eom) is None
     monkeypatch.setattr(jac, "COMPARE_BELOW", 0)        # the analytic program, uncompared
     analytic = jac.jacobian_program(eom)
-    assert any(n.startswith("cg_w") for n in analytic.names.values())
     monkeypatch.setattr(jac, "_analytic_program", lambda *args: None)
     forward = jac.jacobian_program(eom)
     assert analytic.operation_count < forward.operation_count
@@ -109,8 +108,8 @@ def test_pendulum_on_a_cart_stays_forward_mode():
     eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "cart", model.constants,
                             model.specifieds)
     assert rd._reason(eom) is not None
-    program = jac.jacobian_program(eom)
-    assert not any(str(s).startswith("cg_w") for s in program.names.values())
+    assert jac._analytic_program(eom, list(eom.q) + list(eom.u) + list(eom.specifieds),
+                                 []) is None
 
 
 @pytest.fixture(scope="session")
