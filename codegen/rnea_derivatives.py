@@ -230,7 +230,7 @@ class _World:
     def __init__(self, nodes, S, h, T, ud, u, define):
         self.define = define
         n = len(nodes)
-        self.E, self.p, self.S, self.v, self.a = ([None] * n for _ in range(5))
+        self.E, self.p, self.S, self.v, self.a, self.dV = ([None] * n for _ in range(6))
         for k, nd in enumerate(nodes):
             if nd.parent < 0:
                 E = [[sm.S.One if a == b else sm.S.Zero for b in range(3)] for a in range(3)]
@@ -248,8 +248,11 @@ class _World:
             if nd.parent < 0:       # the root's velocity products are in its a0x
                 v, a = own, root_acceleration(h[k][0], own)
             else:
-                v = _add6(self.v[nd.parent], own)
-                a = _add6(self.a[nd.parent], _mcross(v, own))
+                # v × S u = v_λ × S u: the joint's dV = v_λ × S (_analytic's) times u
+                vp, j = self.v[nd.parent], nd.speeds[0]
+                self.dV[k] = self.named(f"wdV{k}_", _mcross(vp, self.S[k][0]))
+                v = _add6(vp, own)
+                a = _add6(self.a[nd.parent], [e * u[j] for e in self.dV[k]])
             self.v[k] = self.named(f"wv{k}_", v)
             self.a[k] = self.named(f"wa{k}_", _add6(a, [sm.Add(*[col[i] * ud[j] for col, j in
                                                              zip(self.S[k], nd.speeds)])
@@ -307,7 +310,7 @@ def rnea_derivatives(eom, tangents):
         return None
     nd_ = len(eom.q) + nu + nr
     dtau = [[sm.S.Zero] * nd_ for _ in range(nu)]
-    _analytic(nodes, world, Yc, Ydc, Hc, Fc, _column_of(eom), nq, dtau, define)
+    YS = _analytic(nodes, world, Yc, Ydc, Hc, Fc, _column_of(eom), nq, dtau)
     # forward mode: each root's u'-free acceleration, Q, q' and the loads over r
     roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
     needed = set()
@@ -325,10 +328,9 @@ def rnea_derivatives(eom, tangents):
         grads = [tangents.of(e) for e in root_acceleration(h[k][0], own)]
         for i in subtree[k]:
             for c, j in enumerate(nodes[i].speeds):
-                YS = Yc[i](world.S[i][c])
                 for x, g in enumerate(grads):
                     for d, e in g.items():
-                        dtau[j][d] += YS[x] * e
+                        dtau[j][d] += YS[i, c][x] * e
     for j, e in enumerate(Q):
         for d, g in tangents.of(e).items():
             dtau[j][d] -= g
@@ -392,8 +394,9 @@ def _composites(nodes, world, load_b, children, define):
     return Yc, Ydc, Hc, Fc
 
 
-def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau, define):
-    """dtau over q and u from the rigid bodies (the module's formulas), added to dtau."""
+def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
+    """dtau over q and u from the rigid bodies (the module's formulas), added to dtau.
+    Returns YS: (node, column) -> Yc S."""
     YS, G, dV, dA, dAv, dFq, dFv = {}, {}, {}, {}, {}, {}, {}
     for k, nd in enumerate(nodes):
         vp = world.v[k] if nd.parent < 0 else world.v[nd.parent]
@@ -407,9 +410,8 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau, define):
                 dAv[k, c] = world.named(f"wdAv{k}_{c}_", _mcross(vp, Sk))
                 continue
             ap = world.a[nd.parent]
-            dV[k, c] = world.named(f"wdV{k}_", _mcross(vp, Sk))
+            dV[k, c] = world.dV[k]
             dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c])))
-            dAv[k, c] = [2 * e for e in dV[k, c]]
             dFq[k] = world.named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
                                                     _fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
             dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k, c])]))
@@ -423,10 +425,13 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau, define):
                 for e, r in enumerate(nodes[i].speeds):
                     if dV[i, e] is not None:
                         dtau[j][column[r]] += _pair(G[k, c], dV[i, e]) + _pair(YS[k, c], dA[i, e])
-                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + _pair(YS[k, c], dAv[i, e])
+                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + (
+                        2 * _pair(YS[k, c], dV[i, e]) if dV[i, e] is not None
+                        else _pair(YS[k, c], dAv[i, e]))
                     if i != k:      # row r (i above k), columns of k's q and u
                         dtau[r][column[j]] += _pair(world.S[i][e], dFq[k])
                         dtau[r][nq + j] += _pair(world.S[i][e], dFv[k])
+    return YS
 
 
 def _live(temporaries, needed):
