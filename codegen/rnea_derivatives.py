@@ -41,7 +41,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from .inverse import inverse_program
-from .program import operation_count
+from .program import live_temporaries, operation_count
 from .recursive import _tree_inputs
 from .symbolic import evaluate, vanishes
 from .vec3 import add, cross, dot, matvec
@@ -313,10 +313,8 @@ def rnea_derivatives(eom, tangents):
     YS = _analytic(nodes, world, Yc, Ydc, Hc, Fc, _column_of(eom), nq, dtau)
     # forward mode: each root's u'-free acceleration, Q, q' and the loads over r
     roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
-    needed = set()
-    for e in [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads:
-        needed |= sm.sympify(e).free_symbols
-    for symbol, expr in _live(define.temps[:first], needed):     # Q's named too
+    seeds = [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads
+    for symbol, expr in live_temporaries(define.temps[:first], [("seeds", seeds)]):
         tangents.define(symbol, expr)
     subtree = {k: [k] for k in range(len(nodes))}
     for k in reversed(range(len(nodes))):
@@ -432,17 +430,6 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
                         dtau[r][column[j]] += _pair(world.S[i][e], dFq[k])
                         dtau[r][nq + j] += _pair(world.S[i][e], dFv[k])
     return YS
-
-
-def _live(temporaries, needed):
-    """The temporaries that needed reads, directly or through others, in order."""
-    needed = set(needed)
-    kept = []
-    for sym, expr in reversed(temporaries):
-        if sym in needed:
-            kept.append((sym, expr))
-            needed |= expr.free_symbols
-    return kept[::-1]
 
 
 def _agrees(eom, define, tau, ud) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,29 +15,18 @@ import sympy as sm
 from codegen import GibbsAppellMethod, generate
 from codegen import jacobian as jac
 from codegen import rnea_derivatives as rd
+from codegen.bench.robots import robot_path
 from codegen.build import neutral_equations
 from codegen.examples import n_pendulum_on_cart
 from codegen.robots import from_urdf
-from codegen.robots.catalog import example_robot_data
 from codegen.symbolic import evaluate
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "robots")
-SHARED = SHARED if os.path.isdir(SHARED) else "/work/shared/robots"
+SHARED = Path(SHARED if os.path.isdir(SHARED) else "/work/shared/robots")
 
-#: name -> (where, file, floating base, from_urdf's options): a chain of revolute joints;
-#: prismatic fingers without every velocity product, their forces in Q; a free-flyer
-#: root of six speeds
-ROBOTS = {"iiwa": ("shared", "iiwa.urdf", False, {}),
-          "panda": ("erd", "panda_description/urdf/panda.urdf", False, {"mimic": False}),
-          "solo12": ("erd", "solo_description/robots/solo12.urdf", True, {})}
-
-
-def _path(where, relative):
-    root = SHARED if where == "shared" else example_robot_data()
-    path = os.path.join(root or "", relative)
-    if not os.path.exists(path):
-        pytest.skip(f"{path} is not here")
-    return path
+#: codegen.robots.catalog's: a chain of revolute joints; prismatic fingers without every
+#: velocity product, their forces in Q; a free-flyer root of six speeds
+ROBOTS = ["iiwa", "panda", "solo12"]
 
 
 @pytest.fixture(scope="session")
@@ -46,8 +36,10 @@ def robot():
 
     def get(name):
         if name not in cache:
-            where, relative, floating, options = ROBOTS[name]
-            path = _path(where, relative)
+            try:
+                path, floating, options = robot_path(name, SHARED)
+            except FileNotFoundError as e:
+                pytest.skip(str(e))
             model = from_urdf(path, floating_base=floating, **options)
             eom = neutral_equations(GibbsAppellMethod(**model.kwargs), name, model.constants,
                                     model.specifieds)
@@ -73,7 +65,7 @@ def _outputs(program, values, rng):
             for n, exprs in program.outputs}
 
 
-@pytest.mark.parametrize("name", sorted(ROBOTS))
+@pytest.mark.parametrize("name", ROBOTS)
 def test_equal_to_forward_mode_in_fewer_operations(robot, monkeypatch, name):
     """The analytic derivative program's Jq, R, Jqr, Rr equal forward mode's over the
     Newton–Euler program (1e-12 relative) at two random states, in fewer operations."""
