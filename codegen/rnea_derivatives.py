@@ -23,14 +23,22 @@ mode in the bodies' own frames carries each direction through every body below.
 
 What is not the rigid bodies' part is differentiated by forward mode (the caller's
 tangents, codegen.jacobian): q', the generalized forces Q, a root's u'-free
-acceleration (gravity in its frame), and the loads' dependence on the inputs r.
+acceleration (gravity and its velocity products, in its frame), and the loads (the
+bias at rest) over r, and over q where one is not fixed in its body.
 
-It applies where every node is a one-speed joint whose axis s and inertia are
-constant in its body, whose rotation R and offset r from its parent depend on its
-own coordinate alone, with q' = u for it, each root's velocity s u, and whose
-loads (the bias b less v×* W v) are fixed in the body; the tree's residual is
-then checked against this one's at two generic points, and anything else is left
-to forward mode over the Newton–Euler program (None).
+It applies where every child node is a one-speed joint whose axis s and inertia are
+constant in its body and whose rotation R and offset r from its parent depend on its
+own coordinate alone, with q' = u for it; a root may have any speeds whose axes are
+constant in it (a free-flyer's six). The residual it forms is then checked against
+the tree's Newton–Euler one (codegen.inverse) at two generic points; where they
+differ (a load that depends on u, such as a joint's damping applied to its bodies; a
+body whose gravity is a load rather than the root's carried acceleration, as in the
+Panda's merged hand with symbolic numbers) it returns None, and forward mode over
+the Newton–Euler program is used. Measured (codegen.program.operation_count of the
+derivative program, forward mode → this): iiwa 7,433 → 6,035, UR5 3,251 → 3,106,
+Panda 14,255 → 9,174, HyQ 5,236 → 4,060, Solo12 16,692 → 12,063, ANYmal 19,372 →
+12,485, Atlas 58,357 → 34,430, Talos 92,167 → 48,159: about 60 operations per pair
+of joints and 800 per joint, where forward mode takes about 270 per pair.
 """
 from __future__ import annotations
 
