@@ -408,7 +408,8 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
         vp = world.v[k] if nd.parent < 0 else world.v[nd.parent]
         for c, Sk in enumerate(world.S[k]):
             YS[k, c] = world.named(f"wYS{k}_{c}_", Yc[k](Sk))
-            YdS, SxH = Ydc[k](Sk), _fcross(Sk, Hc[k])
+            YdS = world.named(f"wYdS{k}_{c}_", Ydc[k](Sk))          # G's and dFv's
+            SxH = world.named(f"wSH{k}_{c}_", _fcross(Sk, Hc[k]))
             G[k, c] = world.named(f"wG{k}_{c}_", [x - y for x, y in zip(YdS, SxH)])
             if nd.parent < 0:
                 # a root's own velocity product is in its a0x: v × S where a joint has 2 v_λ × S
