@@ -461,7 +461,7 @@ def _agrees(eom, define, tau, ud) -> bool:
         mine = _evaluated(define.temps, tau, leaf)
         other = _evaluated(reference.temporaries, theirs, leaf)
         scale = 1.0 + max(abs(x) for x in other)
-        if not max(abs(x - y) for x, y in zip(mine, other)) <= _CHECK_TOL * scale:  # nan
+        if not all(abs(x - y) <= _CHECK_TOL * scale for x, y in zip(mine, other)):  # nan too
             return False
     return True
 
