@@ -467,6 +467,7 @@ def _agrees(eom, define, tau, ud) -> bool:
 
 
 def _evaluated(temporaries, exprs, leaf) -> list:
+    """exprs as complex numbers after the temporaries, leaf giving each input's value."""
     memo = {}
     for s, e in temporaries:
         memo[s] = evaluate(e, memo, leaf)
