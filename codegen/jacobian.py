@@ -197,9 +197,9 @@ _BOUND_MARGIN = 1.6
 
 #: an analytic derivative program (codegen.rnea_derivatives) of at most this many
 #: operations is compared with forward mode's, and the smaller kept: on a small tree the
-#: analytic one's cost per joint can outweigh its savings per pair (the UR5's: 3,106
-#: for 3,251); past it, forward mode's build is long and never smaller (HyQ 4,060 for
-#: 5,236, the Atlas 34,430 for 58,357)
+#: analytic one's cost per joint can outweigh its savings per pair (the UR5's: 3,015
+#: for 3,251); past it, forward mode's build is long and was never smaller (HyQ 4,050
+#: for 5,236, the Atlas 33,255 for 58,357)
 COMPARE_BELOW = 4000
 
 

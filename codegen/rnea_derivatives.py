@@ -35,10 +35,11 @@ differ (a load that depends on u, such as a joint's damping applied to its bodie
 body whose gravity is a load rather than the root's carried acceleration, as in the
 Panda's merged hand with symbolic numbers) it returns None, and forward mode over
 the Newton–Euler program is used. Measured (codegen.program.operation_count of the
-derivative program, forward mode → this): iiwa 7,433 → 6,035, UR5 3,251 → 3,106,
-Panda 14,255 → 9,174, HyQ 5,236 → 4,060, Solo12 16,692 → 12,063, ANYmal 19,372 →
-12,485, Atlas 58,357 → 34,430, Talos 92,167 → 48,159: about 60 operations per pair
-of joints and 800 per joint, where forward mode takes about 270 per pair.
+derivative program, forward mode → this): iiwa 7,433 → 5,978, UR5 3,251 → 3,015,
+Panda 14,255 → 8,939, HyQ 5,236 → 4,050, Solo12 16,692 → 11,991, ANYmal 19,372 →
+12,229, Atlas 58,357 → 33,255, Talos 92,167 → 46,750. On the iiwa the pairs' dot
+products take about 40 operations a pair of joints (over q and u), each joint's
+vectors and its body's inertia, its rate and wrench in the root's frame about 700.
 """
 from __future__ import annotations
 
