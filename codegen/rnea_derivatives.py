@@ -24,16 +24,17 @@ mode in the bodies' own frames carries each direction through every body below.
 What is not the rigid bodies' part is differentiated by forward mode (the caller's
 tangents, codegen.jacobian): q', the generalized forces Q, a root's u'-free
 acceleration (gravity and its velocity products, in its frame), and the loads (the
-bias at rest) over r, and over q where one is not fixed in its body.
+bias less its part quadratic in u, _loads) over r, over u (a joint's damping) and over
+q where one is not fixed in its body.
 
 It applies where every child node is a one-speed joint whose axis s and inertia are
 constant in its body and whose rotation R and offset r from its parent depend on its
 own coordinate alone, with q' = u for it; a root may have any speeds whose axes are
 constant in it (a free-flyer's six). The residual it forms is then checked against
 the tree's Newton–Euler one (codegen.inverse) at two generic points; where they
-differ (a load that depends on u, such as a joint's damping applied to its bodies; a
-body whose gravity is a load rather than the root's carried acceleration, as in the
-Panda's merged hand with symbolic numbers) it returns None, and forward mode over
+differ (a load not affine in u; a body whose gravity is a load rather than the root's
+carried acceleration, as in the Panda's merged hand with symbolic numbers) it returns
+None, and forward mode over
 the Newton–Euler program is used. Measured (codegen.program.operation_count of the
 derivative program, forward mode → this): iiwa 7,433 → 5,978, UR5 3,251 → 3,015,
 Panda 14,255 → 8,939, HyQ 5,236 → 4,050, Solo12 16,692 → 11,991, ANYmal 19,372 →
@@ -49,6 +50,7 @@ import random
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
+from .forward import forward
 from .inverse import inverse_program
 from .program import live_temporaries, operation_count
 from .recursive import _tree_inputs
@@ -213,15 +215,26 @@ def _coordinates(eom) -> dict:
     return out
 
 
-def _at_rest(temporaries, exprs, speeds):
-    """exprs with every speed zero, through the temporaries (only those that change)."""
-    sub = {u: sm.S.Zero for u in speeds}
+def _loads(temporaries, exprs, speeds):
+    """exprs (the bodies' biases) less their parts quadratic in the speeds (the rigid
+    bodies' v×* W v, and the classical acceleration's products): each one's value and
+    first derivatives at rest, through the temporaries, as value + Σ u_j ∂/∂u_j. That
+    is the loads where they are affine in the speeds (a joint's damping); _agrees
+    checks it."""
+    seeds = {u: {j: sm.S.One} for j, u in enumerate(speeds)}
+    point = {u: sm.S.Zero for u in speeds}
+    memo = {}
     for s, e in temporaries:
-        if e.free_symbols & sub.keys():
-            e2 = e.xreplace(sub)
-            if e2 != e:
-                sub[s] = e2
-    return [sm.sympify(e).xreplace(sub) for e in exprs]
+        if e.free_symbols & seeds.keys():
+            (value, grad), = forward([e], seeds, point, memo)
+            point[s] = value
+            if grad:
+                seeds[s] = grad
+    out = []
+    for e in exprs:
+        (value, grad), = forward([sm.sympify(e)], seeds, point, memo)
+        out.append(value + sm.Add(*[speeds[j] * d for j, d in sorted(grad.items())]))
+    return out
 
 
 def root_acceleration(a0x, v) -> list:
@@ -300,9 +313,9 @@ def rnea_derivatives(eom, tangents):
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")
-    # the loads: the bias less the rigid body's, i.e. the bias at rest (checked by
-    # _agrees: a load that depends on u is left to forward mode over the whole program)
-    loads = _at_rest(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
+    # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
+    # to forward mode over the whole program by _agrees)
+    loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
     world = _World(nodes, S, h, T, ud, u, define)
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]

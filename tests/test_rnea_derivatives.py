@@ -24,9 +24,12 @@ from codegen.symbolic import evaluate
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "robots")
 SHARED = Path(SHARED if os.path.isdir(SHARED) else "/work/shared/robots")
 
-#: codegen.robots.catalog's: a chain of revolute joints; prismatic fingers without every
-#: velocity product, their forces in Q; a free-flyer root of six speeds
-ROBOTS = ["iiwa", "panda", "solo12"]
+#: case -> (codegen.robots.catalog's robot, more from_urdf options): a chain of revolute
+#: joints; the same with its joints' damping (loads on the bodies, affine in u);
+#: prismatic fingers without every velocity product, their forces in Q; a free-flyer root
+#: of six speeds
+ROBOTS = {"iiwa": ("iiwa", {}), "iiwa_damped": ("iiwa", {"damping": True}),
+          "panda": ("panda", {}), "solo12": ("solo12", {})}
 
 
 @pytest.fixture(scope="session")
@@ -36,11 +39,12 @@ def robot():
 
     def get(name):
         if name not in cache:
+            robot_name, more = ROBOTS[name]
             try:
-                path, floating, options = robot_path(name, SHARED)
+                path, floating, options = robot_path(robot_name, SHARED)
             except FileNotFoundError as e:
                 pytest.skip(str(e))
-            model = from_urdf(path, floating_base=floating, **options)
+            model = from_urdf(path, floating_base=floating, **options, **more)
             eom = neutral_equations(GibbsAppellMethod(**model.kwargs), name, model.constants,
                                     model.specifieds)
             cache[name] = (model, eom, path)
@@ -87,7 +91,7 @@ def test_a_wrong_structure_is_caught(robot, monkeypatch):
     """The check at generic points refuses a residual that is not the tree's: with the
     bodies' loads dropped, the iiwa is left to forward mode."""
     _, eom, _ = robot("iiwa")
-    monkeypatch.setattr(rd, "_at_rest", lambda temporaries, exprs, speeds:
+    monkeypatch.setattr(rd, "_loads", lambda temporaries, exprs, speeds:
                         [sm.S.Zero for _ in exprs])
     assert rd.rnea_derivatives(eom, jac._Tangents(list(eom.q) + list(eom.u)
                                                   + list(eom.specifieds))) is None
@@ -118,14 +122,16 @@ def compiled(robot, outdir):
     return get
 
 
-@pytest.mark.parametrize("name", ["iiwa", "panda"])
+@pytest.mark.parametrize("name", ["iiwa", "iiwa_damped", "panda"])
 def test_jacobian_equals_aba_derivatives(robot, compiled, name):
     """The compiled Jacobian, from the analytic derivatives, against
-    pin.computeABADerivatives at random states (the Panda's fingers each on its own)."""
+    pin.computeABADerivatives at random states (the Panda's fingers each on its own; the
+    damped iiwa's -b v added to Pinocchio's torques, and its M⁻¹ b to d/dv)."""
     pin = pytest.importorskip("pinocchio")
     model, _, path = robot(name)
     mod = compiled(name)
     pm = pin.buildModelFromUrdf(path, mimic=False)
+    damping = pm.damping if name == "iiwa_damped" else np.zeros(pm.nv)
     pd = pm.createData()
     p = mod.parameters(model.parameter_values)
     rng = np.random.default_rng(7)
@@ -134,8 +140,10 @@ def test_jacobian_equals_aba_derivatives(robot, compiled, name):
         x = np.concatenate([rng.uniform(-1.5, 1.5, nq), rng.uniform(-1.0, 1.0, pm.nv)])
         tau = rng.uniform(-1.0, 1.0, len(model.specifieds))
         q, v = model.to_pinocchio(x)
-        pin.computeABADerivatives(pm, pd, q, v, tau)
+        pin.computeABADerivatives(pm, pd, q, v, tau - damping * v)
         J = mod.jacobian(0.0, x, p, tau)[nq:]
-        scale = max(1.0, np.abs(pd.ddq_dq).max(), np.abs(pd.ddq_dv).max())
+        Minv = np.triu(pd.Minv) + np.triu(pd.Minv, 1).T
+        dv = pd.ddq_dv - Minv * damping          # the damping's -b v, through M⁻¹
+        scale = max(1.0, np.abs(pd.ddq_dq).max(), np.abs(dv).max())
         assert np.abs(J[:, :nq] - pd.ddq_dq).max() / scale < 1e-9
-        assert np.abs(J[:, nq:] - pd.ddq_dv).max() / scale < 1e-9
+        assert np.abs(J[:, nq:] - dv).max() / scale < 1e-9
