@@ -34,6 +34,7 @@ from .forward import forward
 from .inverse import inverse_program
 from .program import Program, make_program
 from .progress import checkpoint
+from .rnea_derivatives import rnea_derivatives
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 
@@ -194,9 +195,35 @@ def definitions_bound(values: Program, wrt: list) -> int:
 _BOUND_MARGIN = 1.6
 
 
+#: an analytic derivative program (codegen.rnea_derivatives) of at most this many
+#: operations is compared with forward mode's, and the smaller kept: on a small tree the
+#: analytic one's cost per joint can outweigh its savings per pair (the UR5's: 3,015
+#: for 3,251); past it, forward mode's build is long and was never smaller (HyQ 4,050
+#: for 5,236, the Atlas 33,255 for 58,357)
+COMPARE_BELOW = 4000
+
+
 def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
-    [(name, of, first direction, count)]; None past limit definitions."""
+    [(name, of, first direction, count)]; None past limit definitions. Over q, u and r of
+    a tree that fits, the analytic derivatives (_analytic_program) where they have fewer
+    operations, else forward mode over the value program."""
+    if wrt == list(eom.q) + list(eom.u) + list(eom.specifieds):
+        analytic = _analytic_program(eom, wrt, groups)
+        if analytic is not None:
+            program, count = analytic
+            if limit is not None and count > limit:
+                return None
+            if program.operation_count > COMPARE_BELOW:
+                return program
+            forward = _forward_program(eom, wrt, groups, limit)
+            return forward if forward is not None and \
+                forward.operation_count < program.operation_count else program
+    return _forward_program(eom, wrt, groups, limit)
+
+
+def _forward_program(eom, wrt: list, groups: list, limit) -> Program | None:
+    """_derivative_program's by forward mode over the value program (_values)."""
     ud, values = _values(eom)
     if limit is not None and definitions_bound(values, wrt) > _BOUND_MARGIN * limit:
         return None
@@ -223,6 +250,25 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
     plain = dataclasses.replace(eom, intermediates=[])
     defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
     return make_program(plain, arrays, extra_inputs=extra, extra_intermediates=defs)
+
+
+def _analytic_program(eom, wrt, groups) -> tuple | None:
+    """(program, definitions): the same outputs over q, u and r from the Newton–Euler
+    residual's analytic derivatives (codegen.rnea_derivatives), or None where the tree
+    does not fit."""
+    tangents = _Tangents(wrt)
+    found = rnea_derivatives(eom, tangents)
+    if found is None:
+        return None
+    ud, temporaries, dtau, ddq, count = found
+    of = {"qd": ddq, "res": [[-e for e in row] for row in dtau]}
+    arrays = [(name, [row[first + k] for row in of[which] for k in range(count)])
+              for name, which, first, count in groups]
+    kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(temporaries)]
+    extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
+    defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
+    return make_program(dataclasses.replace(eom, intermediates=[]), arrays, extra_inputs=extra,
+                        extra_intermediates=defs), count + len(tangents.defs)
 
 
 def _inline_single_uses(defs: list, arrays: list) -> tuple:

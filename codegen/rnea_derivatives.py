@@ -1,0 +1,488 @@
+"""The Newton–Euler residual's derivatives over q and u in the frame of each tree's root.
+
+Carpentier and Mansard ("Analytical Derivatives of Rigid Body Dynamics
+Algorithms", RSS 2018), as Pinocchio's computeRNEADerivatives forms them: in a
+frame that no joint of the tree turns, the subtree of a joint j turns rigidly with
+q_j about its axis S_j, so the derivative over q_j of whatever the subtree carries
+(axes, inertias, the loads fixed in a body) is a cross product with S_j, and only
+the parent's velocity and acceleration, which do not turn, need a correction.
+With, per body in the root's frame, v, a (gravity included), the momentum Y v, the
+inertia's rate Ẏ = v×* Y - Y v× and f = Y a + v×* Y v + l, and over each subtree
+the sums Yc, Ẏc, Hc = Σ Y v and Fc = Σ f:
+
+    dVdq_j = v_λ × S_j,  dAdq_j = a_λ × S_j + v_λ × dVdq_j,  dAdv_j = 2 dVdq_j
+    YS_i = Yc_i S_i,  G_i = Ẏc_i S_i - S_i ×* Hc_i
+    i in subtree(j): dτ_i/dq_j = ⟨G_i, dVdq_j⟩ + ⟨YS_i, dAdq_j⟩,
+                     dτ_i/du_j = ⟨G_i, S_j⟩ + ⟨YS_i, dAdv_j⟩
+    i above j:       dτ_i/dq_j = ⟨S_i, S_j ×* Fc_j + Ẏc_j dVdq_j + dVdq_j ×* Hc_j + Yc_j dAdq_j⟩
+                     dτ_i/du_j = ⟨S_i, Ẏc_j S_j + S_j ×* Hc_j + Yc_j dAdv_j⟩
+
+(λ: j's parent; a root's q turns nothing in its own frame). Each pair of joints
+then costs a few dot products of 6-vectors formed once per joint, where forward
+mode in the bodies' own frames carries each direction through every body below.
+
+What is not the rigid bodies' part is differentiated by forward mode (the caller's
+tangents, codegen.jacobian): q', the generalized forces Q, a root's u'-free
+acceleration (gravity and its velocity products, in its frame), and the loads (the
+bias less its part quadratic in u, _loads) over r, over u (a joint's damping) and over
+q where one is not fixed in its body.
+
+It applies where every child node is a one-speed joint whose axis s and inertia are
+constant in its body and whose rotation R and offset r from its parent depend on its
+own coordinate alone, with q' = u for it; a root may have any speeds whose axes are
+constant in it (a free-flyer's six). The residual it forms is then checked against
+the tree's Newton–Euler one (codegen.inverse) at two generic points; where they
+differ (a load not affine in u; a body whose gravity is a load rather than the root's
+carried acceleration, as in the Panda's merged hand with symbolic numbers) it returns
+None, and forward mode over
+the Newton–Euler program is used. Measured (codegen.program.operation_count of the
+derivative program, forward mode → this): iiwa 7,433 → 5,978, UR5 3,251 → 3,015,
+Panda 14,255 → 8,939, HyQ 5,236 → 4,050, Solo12 16,692 → 11,991, ANYmal 19,372 →
+12,229, Atlas 58,357 → 33,255, Talos 92,167 → 46,750. On the iiwa the pairs' dot
+products take about 40 operations a pair of joints (over q and u), each joint's
+vectors and its body's inertia, its rate and wrench in the root's frame about 700.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+from .forward import forward
+from .inverse import inverse_program
+from .program import live_temporaries, operation_count
+from .recursive import _tree_inputs
+from .symbolic import evaluate, vanishes
+from .vec3 import add, cross, dot, matvec
+
+__all__ = ["rnea_derivatives"]
+
+#: an inertia's entries that should be equal (or zero) may differ by this much, relative
+#: to its largest, as URDF inertias written with round-off do (the iiwa's 1e-8 products
+#: of inertia, symmetric to 1e-20)
+_SYMMETRY_TOL = 1e-12
+
+#: relative agreement of the tree's residual and this one's at the generic points
+_CHECK_TOL = 1e-9
+
+
+def _mcross(m, n):
+    """Motion cross product m × n (spatial motions (ω; v))."""
+    return cross(m[:3], n[:3]) + add(cross(m[:3], n[3:]), cross(m[3:], n[:3]))
+
+
+def _fcross(m, f):
+    """Force cross product m ×* f (f = (moment; force))."""
+    return add(cross(m[:3], f[:3]), cross(m[3:], f[3:])) + cross(m[:3], f[3:])
+
+
+def _pair(f, m):
+    """⟨f, m⟩: a force on a motion."""
+    return dot(f, m)
+
+
+def _add6(*vs):
+    return [sm.Add(*[v[i] for v in vs]) for i in range(6)]
+
+
+class _Inertia:
+    """A spatial inertia about the root's origin as (m, h = m c, I_O) (ten numbers), or
+    its rate (m = 0): Y (ω; v) = (I ω + h × v; m v + ω × h)."""
+
+    def __init__(self, m, h, I):
+        self.m, self.h, self.I = m, list(h), I       # I: 3 x 3 nested lists (symmetric)
+
+    def __call__(self, x):
+        w, v = x[:3], x[3:]
+        return add(matvec(self.I, w), cross(self.h, v)) + add([self.m * e for e in v],
+                                                              cross(w, self.h))
+
+    def __add__(self, other):
+        return _Inertia(self.m + other.m, add(self.h, other.h),
+                        [add(a, b) for a, b in zip(self.I, other.I)])
+
+    def named(self, label, define):
+        d = {(i, c): define(f"{label}I{i}{c}", self.I[i][c]) for i in range(3) for c in range(i, 3)}
+        return _Inertia(define(f"{label}m", self.m), [define(f"{label}h{i}", e)
+                                                      for i, e in enumerate(self.h)],
+                        [[d[min(i, c), max(i, c)] for c in range(3)] for i in range(3)])
+
+
+#: where the parameters of W = [[I, h×], [h×ᵀ, m 1]] sit: (row, column) -> (name, sign)
+_TEMPLATE = {}
+for _a in range(3):
+    for _b in range(3):
+        _TEMPLATE[_a, _b] = (f"I{min(_a, _b)}{max(_a, _b)}", 1)
+    _TEMPLATE[3 + _a, 3 + _a] = ("m", 1)
+for (_a, _b), (_c, _s) in {(0, 1): (2, -1), (0, 2): (1, 1), (1, 0): (2, 1), (1, 2): (0, -1),
+                           (2, 0): (1, -1), (2, 1): (0, 1)}.items():
+    _TEMPLATE[_a, 3 + _b] = (f"h{_c}", _s)          # h× at [0:3, 3:6]
+    _TEMPLATE[3 + _b, _a] = (f"h{_c}", _s)          # its transpose at [3:6, 0:3]
+
+
+def _rigid_parameters(rows, Wx):
+    """(m, h, I) of a rigid body's spatial inertia from its rows Wx (len(rows) x 6) at its
+    reference point, in its components: the entries off the rows are set to zero, which
+    changes no residual (the body's velocities and the axes above it stay on its rows).
+    Entries that should be equal may differ in round-off (_SYMMETRY_TOL) or, symbolic, in
+    form (equal at generic points; the one of fewer operations is kept). None if Wx is not
+    of that form."""
+    values = {}
+    size = max([abs(float(e)) for row in Wx for e in row if sm.sympify(e).is_number] + [0.0])
+    for a, i in enumerate(rows):
+        for c in range(6):
+            e = sm.sympify(Wx[a][c])
+            place = _TEMPLATE.get((i, c))
+            name, sign = place if place is not None else (None, 1)
+            v = sign * e
+            known = values.setdefault(name, v) if name else sm.S.Zero
+            if known == v:
+                continue
+            if v.is_number and known.is_number:
+                if abs(float(known - v)) > _SYMMETRY_TOL * size:
+                    return None
+            elif not vanishes([known - v], relative=True):
+                return None
+            elif name and operation_count([v]) < operation_count([known]):
+                values[name] = v
+    get = values.get
+    I = [[get(f"I{min(a, b)}{max(a, b)}", sm.S.Zero) for b in range(3)] for a in range(3)]
+    return get("m", sm.S.Zero), [get(f"h{i}", sm.S.Zero) for i in range(3)], I
+
+
+def _full(rows, values):
+    """A 6-vector from its entries on rows (zero elsewhere)."""
+    out = [sm.S.Zero] * 6
+    for i, e in zip(rows, values):
+        out[i] = e
+    return out
+
+
+def _reason(eom) -> str | None:
+    """Why the tree does not fit the rigid-joint derivatives (structure only), or None."""
+    tree = eom.tree
+    if tree is None or eom.constraints is not None:
+        return "no tree"
+    if any(nd.a0x is None or nd.a0 is None for nd in tree.nodes):
+        return "a body whose u'-free acceleration is not split off"
+    consts = set(eom.constants)
+    coordinate = _coordinates(eom)
+
+    def over(values, allowed):
+        for e in values:
+            e = sm.sympify(e)
+            if not e.free_symbols <= allowed or e.atoms(AppliedUndef):
+                return False
+        return True
+    for nd in tree.nodes:
+        if not over([e for row in nd.s for e in row] + [e for row in nd.Wx for e in row],
+                    consts):
+            return "an axis or an inertia that is not constant in its body"
+        if _rigid_parameters(nd.rows, nd.Wx) is None:
+            return "an inertia that is not a rigid body's"
+        if nd.parent < 0:               # a root, of any speeds: its frame is the reference
+            continue
+        if len(nd.speeds) != 1 or nd.speeds[0] not in coordinate:
+            return "a joint of several speeds, or of a speed that is no coordinate's rate"
+        if not over([e for row in nd.R for e in row] + list(nd.r),
+                    consts | {coordinate[nd.speeds[0]]}):
+            return "a joint whose transport depends on more than its own coordinate"
+    return None
+
+
+def _carried(eom):
+    """eom, or a copy whose tree gives every child a velocity product (zeros) where it
+    has none, so that _tree_inputs' carry reads every body's Wx and bx and each root's
+    a0x: the velocity products themselves are not read here (each body's acceleration
+    is formed in the root's frame)."""
+    tree = eom.tree
+    if tree.carried:
+        return eom
+    nodes = [nd if nd.parent < 0 or nd.c is not None else
+             dataclasses.replace(nd, c=[sm.S.Zero] * 6) for nd in tree.nodes]
+    return dataclasses.replace(eom, tree=dataclasses.replace(tree, nodes=nodes))
+
+
+def _coordinates(eom) -> dict:
+    """speed index -> the coordinate whose rate it is (q' = u exactly)."""
+    out = {}
+    for i, e in enumerate(eom.qdot):
+        for j, u in enumerate(eom.u):
+            if sm.sympify(e) == u:
+                out[j] = eom.q[i]
+    return out
+
+
+def _loads(temporaries, exprs, speeds):
+    """exprs (the bodies' biases) less their parts quadratic in the speeds (the rigid
+    bodies' v×* W v, and the classical acceleration's products): each one's value and
+    first derivatives at rest, through the temporaries, as value + Σ u_j ∂/∂u_j. That
+    is the loads where they are affine in the speeds (a joint's damping); _agrees
+    checks it."""
+    seeds = {u: {j: sm.S.One} for j, u in enumerate(speeds)}
+    point = {u: sm.S.Zero for u in speeds}
+    memo = {}
+    for s, e in temporaries:
+        if e.free_symbols & seeds.keys():
+            (value, grad), = forward([e], seeds, point, memo)
+            point[s] = value
+            if grad:
+                seeds[s] = grad
+    out = []
+    for e in exprs:
+        (value, grad), = forward([sm.sympify(e)], seeds, point, memo)
+        out.append(value + sm.Add(*[speeds[j] * d for j, d in sorted(grad.items())]))
+    return out
+
+
+def root_acceleration(a0x, v) -> list:
+    """A root's u'-free spatial acceleration in its own frame from the tree's a0x, whose
+    linear part is its reference point's (the classical acceleration, codegen.tree):
+    less ω × v (v = (ω; v) the root's velocity)."""
+    return list(a0x[:3]) + [x - y for x, y in zip(a0x[3:], cross(v[:3], v[3:]))]
+
+
+class _World:
+    """Each body's pose, axes, velocity and acceleration in its root's frame, every
+    quantity named once: E turns the body's components into the root's, p is its
+    reference point, S[k] the columns of its joint's axes."""
+
+    def __init__(self, nodes, S, h, T, ud, u, define):
+        self.define = define
+        n = len(nodes)
+        self.E, self.p, self.S, self.v, self.a, self.dV = ([None] * n for _ in range(6))
+        for k, nd in enumerate(nodes):
+            if nd.parent < 0:
+                E = [[sm.S.One if a == b else sm.S.Zero for b in range(3)] for a in range(3)]
+                p = [sm.S.Zero] * 3
+            else:
+                Ep, pp, R = self.E[nd.parent], self.p[nd.parent], T[k].R
+                E = [[define(f"wE{k}_{a}{b}", sm.Add(*[Ep[a][c] * R[b, c] for c in range(3)]))
+                      for b in range(3)] for a in range(3)]
+                p = [define(f"wp{k}_{a}", e) for a, e in enumerate(add(pp, matvec(Ep, T[k].r)))]
+            self.E[k], self.p[k] = E, p
+            self.S[k] = [self.named(f"wS{k}_{c}_", self.motion(k, _full(nd.rows, list(S[k][:, c]))))
+                         for c in range(len(nd.speeds))]
+            own = [sm.Add(*[col[i] * u[j] for col, j in zip(self.S[k], nd.speeds)])
+                   for i in range(6)]
+            if nd.parent < 0:       # the root's velocity products are in its a0x
+                v, a = own, root_acceleration(h[k][0], own)
+            else:
+                # v × S u = v_λ × S u: the joint's dV = v_λ × S (_analytic's) times u
+                vp, j = self.v[nd.parent], nd.speeds[0]
+                self.dV[k] = self.named(f"wdV{k}_", _mcross(vp, self.S[k][0]))
+                v = _add6(vp, own)
+                a = _add6(self.a[nd.parent], [e * u[j] for e in self.dV[k]])
+            self.v[k] = self.named(f"wv{k}_", v)
+            self.a[k] = self.named(f"wa{k}_", _add6(a, [sm.Add(*[col[i] * ud[j] for col, j in
+                                                             zip(self.S[k], nd.speeds)])
+                                                    for i in range(6)]))
+
+    def named(self, label, vec):
+        return [self.define(f"{label}{i}", e) for i, e in enumerate(vec)]
+
+    def motion(self, k, m):
+        """A motion in body k's components at its reference point, in the root's."""
+        E, p = self.E[k], self.p[k]
+        w, v = matvec(E, m[:3]), matvec(E, m[3:])
+        return w + add(v, cross(p, w))
+
+    def force(self, k, f):
+        """A force in body k's components at its reference point, in the root's."""
+        E, p = self.E[k], self.p[k]
+        n, g = matvec(E, f[:3]), matvec(E, f[3:])
+        return add(n, cross(p, g)) + g
+
+
+def rnea_derivatives(eom, tangents):
+    """(ud, temporaries, dtau, ddq, count): the derivatives of tau = M u' - F over the
+    states and inputs of a tree whose joints fit (see the module), or None. tangents
+    (over q, u, r in that order, codegen.jacobian's): its definitions take the
+    forward-mode parts. temporaries: (symbol, expr) of the values; dtau[i][k] =
+    dtau_i/dx_k, ddq[i][k] the same of q'; count: the definitions formed here."""
+    if _reason(eom) is not None:
+        return None
+    nq, nu, nr = eom.nq, eom.nu, len(eom.specifieds)
+    nodes = eom.tree.nodes
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(_carried(eom), split=True, carry=True)
+    first = len(define.temps)
+    u = list(eom.u)
+    ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
+    for j, s in enumerate(ud):
+        define.names[s] = f"cg_ud{j}"
+        define.used.add(f"cg_ud{j}")
+    # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
+    # to forward mode over the whole program by _agrees)
+    loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
+    world = _World(nodes, S, h, T, ud, u, define)
+    it = iter(loads)
+    load_b = [[next(it) for _ in nd.rows] for nd in nodes]
+    children = {k: [] for k in range(len(nodes))}
+    for k, nd in enumerate(nodes):
+        if nd.parent >= 0:
+            children[nd.parent].append(k)
+    Yc, Ydc, Hc, Fc = _composites(nodes, world, load_b, children, define)
+    tau = [None] * nu
+    for k, nd in enumerate(nodes):
+        for col, j in zip(world.S[k], nd.speeds):
+            tau[j] = _pair(col, Fc[k]) - Q[j]
+    if not _agrees(eom, define, tau, ud):
+        return None
+    nd_ = len(eom.q) + nu + nr
+    dtau = [[sm.S.Zero] * nd_ for _ in range(nu)]
+    YS = _analytic(nodes, world, Yc, Ydc, Hc, Fc, _column_of(eom), nq, dtau)
+    # forward mode: each root's u'-free acceleration, Q, q' and the loads over r
+    roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
+    seeds = [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads
+    for symbol, expr in live_temporaries(define.temps[:first], [("seeds", seeds)]):
+        tangents.define(symbol, expr)
+    subtree = {k: [k] for k in range(len(nodes))}
+    for k in reversed(range(len(nodes))):
+        if nodes[k].parent >= 0:
+            subtree[nodes[k].parent] += subtree[k]
+    for k in roots:
+        own = [sm.Add(*[col[i] * u[j] for col, j in zip(world.S[k], nodes[k].speeds)])
+               for i in range(6)]
+        grads = [tangents.of(e) for e in root_acceleration(h[k][0], own)]
+        for i in subtree[k]:
+            for c, j in enumerate(nodes[i].speeds):
+                for x, g in enumerate(grads):
+                    for d, e in g.items():
+                        dtau[j][d] += YS[i, c][x] * e
+    for j, e in enumerate(Q):
+        for d, g in tangents.of(e).items():
+            dtau[j][d] -= g
+    # the loads' own derivatives (over r, and over q where a load is not fixed in its
+    # body), by forward mode in the body's frame, then in the root's
+    Lr = [None] * len(nodes)
+    for k in reversed(range(len(nodes))):
+        nd = nodes[k]
+        grads = [tangents.of(e) for e in load_b[k]]
+        acc = {d: world.force(k, _full(nd.rows, [g.get(d, sm.S.Zero) for g in grads]))
+               for d in sorted({d for g in grads for d in g})}
+        for c in children[k]:
+            for d, vec in Lr[c].items():
+                acc[d] = _add6(acc.get(d, [sm.S.Zero] * 6), vec)
+        Lr[k] = {d: world.named(f"wL{k}_{d}_", vec) for d, vec in sorted(acc.items())}
+        for d, vec in Lr[k].items():
+            for col, j in zip(world.S[k], nd.speeds):
+                dtau[j][d] += _pair(col, vec)
+    ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nd_)] for e in qd]
+    return ud, define.temps, dtau, ddq, len(define.temps) - first
+
+
+def _column_of(eom) -> dict:
+    """speed index -> the column of its coordinate (the coordinate whose rate it is)."""
+    index = {c: i for i, c in enumerate(eom.q)}
+    return {j: index[c] for j, c in _coordinates(eom).items()}
+
+
+def _composites(nodes, world, load_b, children, define):
+    """Over each subtree, in the root's frame: the inertia Yc, its rate Ẏc, the
+    momentum Hc and the wrench Fc (W a + v×* W v + the loads)."""
+    n = len(nodes)
+    Yc, Ydc, Hc, Fc = ([None] * n for _ in range(4))
+    for k in reversed(range(n)):
+        nd = nodes[k]
+        m, hb, Ib = _rigid_parameters(nd.rows, nd.Wx)
+        E, p = world.E[k], world.p[k]
+        h0 = add(matvec(E, hb), [m * e for e in p])
+        EI = [[dot(E[a], [Ib[c][b] for c in range(3)]) for b in range(3)] for a in range(3)]
+        ph, pp = dot(p, h0), dot(p, p)
+        # I about the root's origin: E I Eᵀ - (h× p× + p× h×) + m p× p×
+        I0 = [[dot(EI[a], E[b]) - (p[a] * h0[b] + h0[a] * p[b]) + (2 * ph if a == b else 0)
+               + m * (p[a] * p[b] - (pp if a == b else 0)) for b in range(3)] for a in range(3)]
+        Y = _Inertia(m, h0, I0).named(f"wY{k}", define)
+        vk = world.v[k]
+        w, lin = vk[:3], vk[3:]
+        # Ẏ = v×* Y - Y v×: h' = ω × h + m v, I' = ω× I - I ω× + 2 (h·v) 1 - v hᵀ - h vᵀ
+        hdot = add(cross(w, Y.h), [Y.m * e for e in lin])
+        wI = [cross(w, [Y.I[0][b], Y.I[1][b], Y.I[2][b]]) for b in range(3)]
+        hv = dot(Y.h, lin)
+        Idot = [[wI[b][a] + wI[a][b] + (2 * hv if a == b else 0) - lin[a] * Y.h[b]
+                 - Y.h[a] * lin[b] for b in range(3)] for a in range(3)]
+        Yd = _Inertia(sm.S.Zero, hdot, Idot).named(f"wYd{k}", define)
+        mom = world.named(f"wH{k}_", Y(vk))
+        f = _add6(Y(world.a[k]), _fcross(vk, mom), world.force(k, _full(nd.rows, load_b[k])))
+        for c in children[k]:
+            Y, Yd = Y + Yc[c], Yd + Ydc[c]
+            mom, f = _add6(mom, Hc[c]), _add6(f, Fc[c])
+        Yc[k], Ydc[k] = Y.named(f"wYc{k}", define), Yd.named(f"wYdc{k}", define)
+        Hc[k], Fc[k] = world.named(f"wHc{k}_", mom), world.named(f"wFc{k}_", f)
+    return Yc, Ydc, Hc, Fc
+
+
+def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
+    """dtau over q and u from the rigid bodies (the module's formulas), added to dtau.
+    Returns YS: (node, column) -> Yc S."""
+    YS, G, dV, dA, dAv, dFq, dFv = {}, {}, {}, {}, {}, {}, {}
+    for k, nd in enumerate(nodes):
+        vp = world.v[k] if nd.parent < 0 else world.v[nd.parent]
+        for c, Sk in enumerate(world.S[k]):
+            YS[k, c] = world.named(f"wYS{k}_{c}_", Yc[k](Sk))
+            YdS = world.named(f"wYdS{k}_{c}_", Ydc[k](Sk))          # G's and dFv's
+            SxH = world.named(f"wSH{k}_{c}_", _fcross(Sk, Hc[k]))
+            G[k, c] = world.named(f"wG{k}_{c}_", [x - y for x, y in zip(YdS, SxH)])
+            if nd.parent < 0:
+                # a root's own velocity product is in its a0x: v × S where a joint has 2 v_λ × S
+                dV[k, c] = dA[k, c] = None
+                dAv[k, c] = world.named(f"wdAv{k}_{c}_", _mcross(vp, Sk))
+                continue
+            ap = world.a[nd.parent]
+            dV[k, c] = world.dV[k]
+            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c])))
+            dFq[k] = world.named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
+                                                    _fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
+            dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k, c])]))
+    path = {}
+    for k, nd in enumerate(nodes):
+        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
+    for k, nd in enumerate(nodes):
+        for c, j in enumerate(nd.speeds):
+            for i in path[k]:
+                # row j (k in the subtree of i), columns of i's q and u
+                for e, r in enumerate(nodes[i].speeds):
+                    if dV[i, e] is not None:
+                        dtau[j][column[r]] += _pair(G[k, c], dV[i, e]) + _pair(YS[k, c], dA[i, e])
+                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + (
+                        2 * _pair(YS[k, c], dV[i, e]) if dV[i, e] is not None
+                        else _pair(YS[k, c], dAv[i, e]))
+                    if i != k:      # row r (i above k), columns of k's q and u
+                        dtau[r][column[j]] += _pair(world.S[i][e], dFq[k])
+                        dtau[r][nq + j] += _pair(world.S[i][e], dFv[k])
+    return YS
+
+
+def _agrees(eom, define, tau, ud) -> bool:
+    """Whether tau equals the tree's Newton–Euler residual (codegen.inverse) at two
+    generic points: the check that the bias is v×* W v plus loads fixed in the bodies,
+    each root moves with s u and gravity is the roots' acceleration."""
+    reference = inverse_program(eom)
+    theirs = dict(reference.outputs)["tau"]
+    by_name = {n: o for o, n in reference.names.items()}
+    for point in range(2):
+        rng = random.Random(1234 + point)
+        leaves = {}
+
+        def leaf(atom):
+            if atom not in leaves:
+                leaves[atom] = rng.uniform(0.3, 1.3)
+            return leaves[atom]
+        for j, s in enumerate(ud):
+            leaves[s] = leaves[by_name[f"cg_ud{j}"]] = rng.uniform(-1, 1)
+        mine = _evaluated(define.temps, tau, leaf)
+        other = _evaluated(reference.temporaries, theirs, leaf)
+        scale = 1.0 + max(abs(x) for x in other)
+        if not all(abs(x - y) <= _CHECK_TOL * scale for x, y in zip(mine, other)):  # nan too
+            return False
+    return True
+
+
+def _evaluated(temporaries, exprs, leaf) -> list:
+    """exprs as complex numbers after the temporaries, leaf giving each input's value."""
+    memo = {}
+    for s, e in temporaries:
+        memo[s] = evaluate(e, memo, leaf)
+    return [evaluate(sm.sympify(e), memo, leaf) for e in exprs]
