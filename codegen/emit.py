@@ -438,10 +438,42 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     body = statements[first:]
     lanes = (COLUMN_LANES if array == "B" else MASS_LANES) \
         if not any(st["sincos"] for st in body) else 1
-    blocks = [_lanes(reads, body, k, array) for k in sorted({lanes, 1}, reverse=True)]
+    steps = sorted({lanes, 1}, reverse=True)
     bound = "w" if array == "B" else str(sum(len(exprs) for _, exprs in program.outputs))
-    return statements[:first], [i for i in inputs if i["array"] != array], dict(
-        reads=[], unused=[], temporaries=False, blocks=blocks, bound=bound)
+    column = dict(reads=[], unused=[], temporaries=False, bound=bound)
+    if not program.column_groups:
+        column["blocks"] = [_lanes(reads, body, k, array) for k in steps]
+        return statements[:first], [i for i in inputs if i["array"] != array], column
+    # bodies of their own (codegen.columns.column_groups), each over its columns' table
+    # when state says B is R; the first body over the others then, or over all of B's
+    own = {}
+    for g, (name, _) in enumerate(program.column_groups[1:], 1):
+        seeds = {o for o, n in program.names.items() if n.endswith(f"_g{g}") and n in read}
+        own.update({sym: name for sym in dependents(program.temporaries, seeds)})
+    owner = [own.get(sym, "B") for sym, _ in program.temporaries[first:]]
+    owner += [st["array"] for st in statements[first + len(owner):]]
+    dense = program.column_groups[0][1]
+    column["tables"] = [dict(name="cg_dense", cols=dense)] if dense else []
+    column["declare"] = [f"const int *const cg_cols = {'state ? cg_dense : 0' if dense else '0'};",
+                         f"const int cg_n = state ? {len(dense)} : w;"]
+    column["blocks"] = []
+    for g, (name, cols) in enumerate(program.column_groups):
+        mine = [st for st, o in zip(body, owner) if o == name]
+        ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
+        for k, step in enumerate(steps):
+            if g:
+                head = (f"c = 0; " if k == 0 else "; ") + f"c + {step} <= (state ? {len(cols)} : 0); " \
+                    + (f"c += {step}" if step > 1 else "c++")
+                lanes_at = [f"const int cg_c{j} = cg_g{g}[c + {j}];" for j in range(step)]
+            else:
+                head = f"; c + {step} <= cg_n; " + (f"c += {step}" if step > 1 else "c++")
+                lanes_at = [f"const int cg_c{j} = cg_cols ? cg_cols[c + {j}] : c + {j};"
+                            for j in range(step)]
+            block = _lanes(ins, mine, step, array, lambda j: f"cg_c{j}")
+            column["blocks"].append(dict(block, head=head, lanes=lanes_at))
+        if g:
+            column["tables"].append(dict(name=f"cg_g{g}", cols=cols))
+    return statements[:first], [i for i in inputs if i["array"] != array], column
 
 
 #: columns a function over columns (_column_loop) takes side by side, statement by
@@ -450,11 +482,13 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
 COLUMN_LANES = 4
 
 
-def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
+def _lanes(reads: list, body: list, lanes: int, array: str, column=None) -> dict:
     """The loop body over columns c .. c + lanes - 1 ({step, statements, inputs} for
     function.j2): each statement once per column, the column's own names suffixed; B's
     entries read and written in place, E's unit entries compared, M's rows i >= c
-    written (guarded: the packed lower triangle holds no others)."""
+    written (guarded: the packed lower triangle holds no others); column(k): B's
+    column of lane k (c + k unless given)."""
+    column = column or (lambda k: f"c + {k}")
     own = {i["cname"] for i in reads} | {st["lhs"].split()[-1] for st in body if st["temporary"]}
 
     def renamed(text, k):
@@ -463,7 +497,7 @@ def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
 
     def read(i, k):
         if array == "B":
-            return dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
+            return dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + {column(k)}")
         return dict(i, cname=renamed(i["cname"], k), read=f"({i['index']} == c + {k})")
 
     def written(st, k):
@@ -471,7 +505,7 @@ def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
             return dict(st, lhs=renamed(st["lhs"], k), rhs=renamed(st["rhs"], k))
         j = st["index"]
         if array == "B":
-            return dict(st, lhs=f"B[{j} * w + c + {k}]", rhs=renamed(st["rhs"], k))
+            return dict(st, lhs=f"B[{j} * w + {column(k)}]", rhs=renamed(st["rhs"], k))
         return dict(st, lhs=f"M[{j * (j + 1) // 2} + c + {k}]", guard=f"{j} >= c + {k}",
                     rhs=renamed(st["rhs"], k))
     inputs = [read(i, k) for k in range(lanes) for i in reads]
