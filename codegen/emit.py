@@ -458,8 +458,11 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
                          f"const int cg_n = state ? {len(dense)} : w;"]
     column["blocks"] = []
     for g, (name, cols) in enumerate(program.column_groups):
-        mine = [st for st, o in zip(body, owner) if o == name]
         ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
+        # a zero solved off the rows a group reads is R's zero there already
+        rows = {i["index"] for i in ins}
+        mine = [st for st, o in zip(body, owner) if o == name and not (
+            g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
         for k, step in enumerate(steps):
             if g:
                 head = (f"c = 0; " if k == 0 else "; ") + f"c + {step} <= (state ? {len(cols)} : 0); " \
