@@ -199,7 +199,7 @@ class _Shared:
         if self.zeros and expr.has(sm.S.Zero):
             # a group's rows off its support are zeros, which the solves' products
             # (unevaluated, codegen.solve) would carry as 0*d
-            expr = expr.doit()
+            expr = _without_zeros(expr)
         s = self.known[label, expr] = self.define(label, expr)
         return s
 
@@ -210,6 +210,21 @@ class _Shared:
         t = copy.copy(t)
         t.define = self
         return t
+
+
+def _without_zeros(expr):
+    """expr with its products by zero and its zero terms gone, the rest as it was built
+    (evaluating it would let SymPy distribute numbers over sums: more operations)."""
+    if expr.is_Atom:
+        return expr
+    args = [_without_zeros(a) for a in expr.args]
+    if expr.is_Mul:
+        return sm.S.Zero if any(a == 0 for a in args) else expr.func._from_args(args)
+    if expr.is_Add:
+        args = [a for a in args if a != 0]
+        return sm.S.Zero if not args else args[0] if len(args) == 1 \
+            else expr.func._from_args(args)
+    return expr.func(*args, evaluate=False) if args != list(expr.args) else expr
 
 
 def _column_pays(per_column: int, nu: int) -> bool:

@@ -452,31 +452,57 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
         own.update({sym: name for sym in dependents(program.temporaries, seeds)})
     owner = [own.get(sym, "B") for sym, _ in program.temporaries[first:]]
     owner += [st["array"] for st in statements[first + len(owner):]]
-    dense = program.column_groups[0][1]
-    column["tables"] = [dict(name="cg_dense", cols=dense)] if dense else []
-    column["declare"] = [f"const int *const cg_cols = {'state ? cg_dense : 0' if dense else '0'};",
-                         f"const int cg_n = state ? {len(dense)} : w;"]
-    column["blocks"] = []
+    # each body over whole runs of step adjacent columns (their loads and stores pair
+    # into SSE2 ones, as the plain loop's do: over a table of single columns, the
+    # Atlas's bodies ran twice the instructions per operation), then single columns;
+    # the first body over all of B's when state is 0
+    column["tables"], column["declare"], column["blocks"] = [], [], []
     for g, (name, cols) in enumerate(program.column_groups):
         ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
         # a zero solved off the rows a group reads is R's zero there already
         rows = {i["index"] for i in ins}
         mine = [st for st, o in zip(body, owner) if o == name and not (
             g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
-        for k, step in enumerate(steps):
+        tables = _column_runs(cols, max(steps))
+        for step, table in zip(steps, tables):
+            if len(steps) == 1:
+                table = cols
+            label = f"cg_g{g}_{step}"
+            if table:
+                column["tables"].append(dict(name=label, cols=table))
+            if g and not table:
+                continue
             if g:
-                head = (f"c = 0; " if k == 0 else "; ") + f"c + {step} <= (state ? {len(cols)} : 0); " \
-                    + (f"c += {step}" if step > 1 else "c++")
-                lanes_at = [f"const int cg_c{j} = cg_g{g}[c + {j}];" for j in range(step)]
+                count, lead = f"(state ? {len(table)} : 0)", f"{label}[c]"
             else:
-                head = f"; c + {step} <= cg_n; " + (f"c += {step}" if step > 1 else "c++")
-                lanes_at = [f"const int cg_c{j} = cg_cols ? cg_cols[c + {j}] : c + {j};"
-                            for j in range(step)]
-            block = _lanes(ins, mine, step, array, lambda j: f"cg_c{j}")
-            column["blocks"].append(dict(block, head=head, lanes=lanes_at))
-        if g:
-            column["tables"].append(dict(name=f"cg_g{g}", cols=cols))
+                count, top = f"cg_n{step}", max(steps)
+                whole = "0" if step == top else f"w / {top} * {top}"
+                lead = (f"cg_cols{step} ? cg_cols{step}[c] : {whole} + {step} * c"
+                        if table else f"{whole} + {step} * c")
+                column["declare"] += [f"const int *const cg_cols{step} = state ? "
+                                      f"{label} : 0;"] if table else []
+                column["declare"].append(
+                    f"const int cg_n{step} = state ? {len(table)} : "
+                    + (f"w / {step};" if step == top else f"w - {whole};"))
+            head = f"c = 0; c < {count}; c++"
+            block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
+            column["blocks"].append(dict(block, head=head,
+                                         lanes=[f"const int cg_c0 = {lead};"]))
     return statements[:first], [i for i in inputs if i["array"] != array], column
+
+
+def _column_runs(cols: list, step: int) -> tuple:
+    """(starts, singles): cols (ascending) as runs of step adjacent columns, by their
+    first, and the columns left over."""
+    starts, singles, k = [], [], 0
+    while k < len(cols):
+        if k + step <= len(cols) and cols[k + step - 1] == cols[k] + step - 1:
+            starts.append(cols[k])
+            k += step
+        else:
+            singles.append(cols[k])
+            k += 1
+    return starts, singles
 
 
 #: columns a function over columns (_column_loop) takes side by side, statement by
