@@ -84,7 +84,7 @@ def column_groups(supports: list, nu: int) -> list:
         if len(s) <= GROUP_SHARE * nu:
             by_support.setdefault(s, []).append(c)
     groups = sorted(by_support.items(), key=lambda g: (sorted(g[0]), g[1]))
-    while len(groups) > GROUPS:
+    while len(groups) > max(GROUPS, 1):
         best = None
         for a in range(len(groups)):
             for b in range(a + 1, len(groups)):
