@@ -56,8 +56,10 @@ def column_solve_program(eom, supports: list | None = None) -> Program | None:
         # by operation_count (a - b*c three): counted as the C runs them (two), Talos
         # would take the factors, 22 % fewer operations and 10 % fewer instructions per
         # Jacobian (callgrind), but 8 % slower per call: their once part, twice the
-        # recursion's, is straight-line code fetched cold on every call
-        if best is None or made[1] + made[3] < best[1] + best[3]:
+        # recursion's, is straight-line code fetched cold on every call; so the
+        # factors must save FACTOR_MARGIN of the recursion's operations (with its
+        # groups, Talos's factors take 119.5k for the recursion's 120.2k)
+        if best is None or made[1] + made[3] < (1 - FACTOR_MARGIN) * (best[1] + best[3]):
             best = made
     return best[0] if best is not None and _column_pays(best[2], eom.nu) else None
 
@@ -71,8 +73,11 @@ def state_supports(jacobian: Program, nu: int, nx: int) -> list:
 
 #: the most bodies of their own a column solve takes beside its dense one, and the
 #: largest share of the rows a column's support may have to get one: each body is
-#: code of the size of the dense one's share of those rows
-GROUPS, GROUP_SHARE = 4, 0.7
+#: code of the size of the dense one's share of those rows. Over R's columns, by
+#: operations: the Atlas's factors 30.8k with 4, 27.8k with 6, 26.9k with 8 (45.3k
+#: without), the Talos's recursion 121.4k, 114.6k, 110.8k (162.2k), for 7 to 11 %
+#: more code a step
+GROUPS, GROUP_SHARE = 6, 0.7
 
 
 def column_groups(supports: list, nu: int) -> list:
@@ -107,6 +112,10 @@ COLUMN_MIN_SPEEDS = 6
 #: column solve's once part (_by_factors), and the most speeds it is tried for (a
 #: dense factor grows as nu³/6: about 10,000 multiply-adds at 40 speeds)
 FACTOR_LIMIT, FACTOR_SPEEDS = 20000, 40
+
+#: the share of the recursion's operations over R's columns the factors must save to
+#: be taken (their once part's code is fetched cold on every call: see above)
+FACTOR_MARGIN = 0.1
 
 
 def _by_recursion(eom, define, S, W, h, T, b) -> list | None:
