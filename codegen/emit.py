@@ -465,8 +465,6 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
             g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
         tables = _column_runs(cols, max(steps))
         for step, table in zip(steps, tables):
-            if len(steps) == 1:
-                table = cols
             label = f"cg_g{g}_{step}"
             if table:
                 column["tables"].append(dict(name=label, cols=table))
