@@ -56,10 +56,10 @@ def column_solve_program(eom, supports: list | None = None) -> Program | None:
         # by operation_count (a - b*c three): counted as the C runs them (two), Talos
         # would take the factors, 22 % fewer operations and 10 % fewer instructions per
         # Jacobian (callgrind), but 8 % slower per call: their once part, twice the
-        # recursion's, is straight-line code fetched cold on every call; so the
-        # factors must save FACTOR_MARGIN of the recursion's operations (with its
-        # groups, Talos's factors take 119.5k for the recursion's 120.2k)
-        if best is None or made[1] + made[3] < (1 - FACTOR_MARGIN) * (best[1] + best[3]):
+        # recursion's, is straight-line code fetched cold on every call. With R's
+        # groups (column_groups) they are taken: Talos's column solve 106k
+        # instructions against the recursion's 136k (operations 119.5k and 120.2k)
+        if best is None or made[1] + made[3] < best[1] + best[3]:
             best = made
     return best[0] if best is not None and _column_pays(best[2], eom.nu) else None
 
@@ -112,10 +112,6 @@ COLUMN_MIN_SPEEDS = 6
 #: column solve's once part (_by_factors), and the most speeds it is tried for (a
 #: dense factor grows as nu³/6: about 10,000 multiply-adds at 40 speeds)
 FACTOR_LIMIT, FACTOR_SPEEDS = 20000, 40
-
-#: the share of the recursion's operations over R's columns the factors must save to
-#: be taken (their once part's code is fetched cold on every call: see above)
-FACTOR_MARGIN = 0.1
 
 
 def _by_recursion(eom, define, S, W, h, T, b) -> list | None:
