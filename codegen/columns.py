@@ -75,9 +75,10 @@ def state_supports(jacobian: Program, nu: int, nx: int) -> list:
 #: largest share of the rows a column's support may have to get one: each body is
 #: code of the size of the dense one's share of those rows. Over R's columns, by
 #: operations: the Atlas's factors 30.8k with 4, 27.8k with 6, 26.9k with 8 (45.3k
-#: without), the Talos's recursion 121.4k, 114.6k, 110.8k (162.2k), for 7 to 11 %
-#: more code a step
-GROUPS, GROUP_SHARE = 6, 0.7
+#: without), the Talos's 113.2k, 106.3k, 102.9k (156.2k); by instructions per
+#: Jacobian (callgrind) with 4 and 6: the Atlas's column solve 36.8k and 35.9k, the
+#: Talos's 106.0k and 107.2k (more code, 7 to 11 % a step)
+GROUPS, GROUP_SHARE = 4, 0.7
 
 
 def column_groups(supports: list, nu: int) -> list:
