@@ -463,8 +463,10 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
         rows = {i["index"] for i in ins}
         mine = [st for st, o in zip(body, owner) if o == name and not (
             g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
-        tables = _column_runs(cols, max(steps))
-        for step, table in zip(steps, tables):
+        # a group's runs of three (a leg's) as a pair and one: alone, a column's
+        # statements do not pair into SSE2 ones and run twice the instructions
+        runs = ([4, 2, 1] if steps == [4, 1] else steps) if g else steps
+        for step, table in zip(runs, _column_runs(cols, runs)):
             label = f"cg_g{g}_{step}"
             if table:
                 column["tables"].append(dict(name=label, cols=table))
@@ -489,18 +491,16 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     return statements[:first], [i for i in inputs if i["array"] != array], column
 
 
-def _column_runs(cols: list, step: int) -> tuple:
-    """(starts, singles): cols (ascending) as runs of step adjacent columns, by their
-    first, and the columns left over."""
-    starts, singles, k = [], [], 0
+def _column_runs(cols: list, steps: list) -> list:
+    """cols (ascending) as runs of adjacent columns, the longest of steps (descending,
+    the last 1) first: the runs' first columns, by step."""
+    tables, k = [[] for _ in steps], 0
     while k < len(cols):
-        if k + step <= len(cols) and cols[k + step - 1] == cols[k] + step - 1:
-            starts.append(cols[k])
-            k += step
-        else:
-            singles.append(cols[k])
-            k += 1
-    return starts, singles
+        i = next(i for i, step in enumerate(steps) if k + step <= len(cols)
+                 and cols[k + step - 1] == cols[k] + step - 1)
+        tables[i].append(cols[k])
+        k += steps[i]
+    return tables
 
 
 #: columns a function over columns (_column_loop) takes side by side, statement by
