@@ -63,7 +63,7 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r, double *A, double *B) noexcept nogil
     ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jq, double *R, double *Jqr, double *Rr) noexcept nogil
     ctypedef void (*cg_parameter_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jqp, double *Rp) noexcept nogil
-    ctypedef void (*cg_columns_fn)(double t, const double *x, const double *p, const double *r, double *B, int w) noexcept nogil
+    ctypedef void (*cg_columns_fn)(double t, const double *x, const double *p, const double *r, double *B, int w, int state) noexcept nogil
     ctypedef void (*cg_outputs_fn)(double t, const double *x, const double *p, const double *r, double *y) noexcept nogil
     ctypedef void (*cg_events_fn)(double t, const double *x, const double *p, const double *r, double *g) noexcept nogil
     ctypedef void (*cg_impacts_fn)(double t, const double *x, const double *p, const double *r, double *J, double *vn, double *e) noexcept nogil

@@ -4,6 +4,8 @@ programs' R (codegen.jacobian), by the articulated-body recursion or by the fact
 the composite-rigid-body M, where it costs less than the runtime's dense solve."""
 from __future__ import annotations
 
+import copy
+
 import sympy as sm
 
 # the forward recursion's inputs and passes, shared (as codegen.inverse shares them)
@@ -15,7 +17,7 @@ from .solve import ldl_factor, ldl_solve
 __all__ = ["column_solve_program"]
 
 
-def column_solve_program(eom) -> Program | None:
+def column_solve_program(eom, supports: list | None = None) -> Program | None:
     """M⁻¹ B for a block of columns B (nu x w) over a tree of bodies, unrolled: the solve
     of the Jacobian's R (cg_jacobian), whose runtime alternative, the dense Cholesky
     factorization and its solve with loops, costs nu³/6 multiply-adds and then nu² per
@@ -34,23 +36,80 @@ def column_solve_program(eom) -> Program | None:
 
     Outputs B (nu), read from the input array B (nu), column by column: the
     temporaries free of B come first, computed once (emit: the loop's body is the
-    rest). None without a tree, with run-time constraints, under COLUMN_MIN_SPEEDS
+    rest). With supports (the rows each column of the Jacobian's R can be nonzero in,
+    state_supports), the columns whose support is small also get bodies of their own
+    (column_groups): each reads only its support's rows, the others being zeros by
+    structure (a column over a joint's coordinate or speed is zero off the joints on
+    its path to the root and in its subtree), which saves the recursion's inward pass
+    or the first triangular solve off them; the function takes them when the runtime
+    says B is R (its state argument). None without a tree, with run-time constraints, under COLUMN_MIN_SPEEDS
     speeds, or where neither has fewer operations per column than the dense solve
     (_column_pays)."""
     if eom.tree is None or eom.constraints is not None or eom.nu < COLUMN_MIN_SPEEDS:
         return None
     nx, best = eom.nq + eom.nu, None
+    groups = column_groups(supports, eom.nu) if supports else []
     for how in (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,):
-        made = _split(eom, how)
+        made = _split(eom, how, groups)
         if made is None or (how is _by_factors and made[1] > FACTOR_LIMIT):
             continue
+        if groups and made[3] > (1 - GROUPS_SAVE) * nx * made[2]:
+            made = _split(eom, how)               # the groups do not pay: one body
         # by operation_count (a - b*c three): counted as the C runs them (two), Talos
         # would take the factors, 22 % fewer operations and 10 % fewer instructions per
         # Jacobian (callgrind), but 8 % slower per call: their once part, twice the
-        # recursion's, is straight-line code fetched cold on every call
-        if best is None or made[1] + nx * made[2] < best[1] + nx * best[2]:
+        # recursion's, is straight-line code fetched cold on every call. With R's
+        # groups (column_groups) they are taken: Talos's column solve 106k
+        # instructions against the recursion's 136k (operations 119.5k and 120.2k)
+        if best is None or made[1] + made[3] < best[1] + best[3]:
             best = made
     return best[0] if best is not None and _column_pays(best[2], eom.nu) else None
+
+
+def state_supports(jacobian: Program, nu: int, nx: int) -> list:
+    """The rows each column of R (the Jacobian program's nu x nx output, row-major) can
+    be nonzero in: those whose entry is not zero by structure."""
+    R = dict(jacobian.outputs)["R"]
+    return [frozenset(i for i in range(nu) if R[i * nx + c] != 0) for c in range(nx)]
+
+
+#: the share of the operations over R's columns the groups must save to be kept: a
+#: column taken out of the dense body's runs of four leaves others to run alone (the
+#: UR5's one zero column, its base's coordinate: 2,011 -> 2,224 instructions)
+GROUPS_SAVE = 0.1
+
+#: the most bodies of their own a column solve takes beside its dense one, and the
+#: largest share of the rows a column's support may have to get one: each body is
+#: code of the size of the dense one's share of those rows. Over R's columns, by
+#: operations: the Atlas's factors 30.8k with 4, 27.8k with 6, 26.9k with 8 (45.3k
+#: without), the Talos's 113.2k, 106.3k, 102.9k (156.2k); by instructions per
+#: Jacobian (callgrind) with 4 and 6: the Atlas's column solve 36.8k and 35.9k, the
+#: Talos's 106.0k and 107.2k (more code, 7 to 11 % a step)
+GROUPS, GROUP_SHARE = 4, 0.7
+
+
+def column_groups(supports: list, nu: int) -> list:
+    """[(support, columns)]: the columns of R in at most GROUPS groups with small
+    supports (the rest stay with the dense body), merged greedily at the least increase
+    of columns times rows (their union's)."""
+    by_support = {}
+    for c, s in enumerate(supports):
+        if len(s) <= GROUP_SHARE * nu:
+            by_support.setdefault(s, []).append(c)
+    groups = sorted(by_support.items(), key=lambda g: (sorted(g[0]), g[1]))
+    while len(groups) > max(GROUPS, 1):
+        best = None
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                (sa, ca), (sb, cb) = groups[a], groups[b]
+                grown = len(sa | sb) * (len(ca) + len(cb)) - len(sa) * len(ca) - len(sb) * len(cb)
+                if best is None or grown < best[0]:
+                    best = (grown, a, b)
+        _, a, b = best
+        merged = (groups[a][0] | groups[b][0], sorted(groups[a][1] + groups[b][1]))
+        groups = [g for k, g in enumerate(groups) if k not in (a, b)] + [merged]
+    return [(s, cols) for s, cols in sorted(groups, key=lambda g: g[1])
+            if len(s) <= GROUP_SHARE * nu]
 
 
 #: below this many speeds the dense solve is a few hundred instructions and the model
@@ -81,37 +140,104 @@ def _by_factors(eom, define, S, W, h, T, b) -> list | None:
     return ldl_solve(factors, b[::-1], define, "cy", "cz")[::-1]
 
 
-def _split(eom, how) -> tuple | None:
-    """(program, operations once, operations per column) of M⁻¹ b by how."""
+def _split(eom, how, groups=()) -> tuple | None:
+    """(program, operations once, operations per column of the dense body, operations
+    over R's nx columns) of M⁻¹ b by how, with a body of its own per group
+    (column_groups): output B<g> (B1, B2, ...) from inputs cg_b<j>_g<g>."""
     prog, define, _, S, W, h, _, T = _tree_inputs(eom)
-    nu = eom.nu
-    b = [sm.Dummy(f"b{j}") for j in range(nu)]
-    for j, s in enumerate(b):
-        define.names[s] = f"cg_b{j}"
-        define.used.add(f"cg_b{j}")
-    out = how(eom, define, S, W, h, T, b)
-    if out is None:
-        return None
-    outputs = [("B", out)]
+    nu, nx = eom.nu, eom.nq + eom.nu
+    bodies = []                       # (suffix, output name, b, out)
+    shared = _Shared(define)
+    for g, (support, _) in enumerate([(None, None)] + list(groups)):
+        suffix = f"_g{g}" if g else ""
+        b = [sm.Dummy(f"b{j}{suffix}") if support is None or j in support else sm.S.Zero
+             for j in range(nu)]
+        for j, s in enumerate(b):
+            if s != 0:
+                define.names[s] = f"cg_b{j}{suffix}"
+                define.used.add(f"cg_b{j}{suffix}")
+        shared.zeros = bool(g)
+        out = how(eom, shared, S, W, h, [shared.transport(t) for t in T], b) if groups \
+            else how(eom, define, S, W, h, T, b)
+        if out is None:
+            return None
+        bodies.append((suffix, f"B{g}" if g else "B", b, out))
+    outputs = [(name, out) for _, name, _, out in bodies]
     temps = live_temporaries(define.temps, outputs)
-    # those free of b first (none depends on one that is not), then the column's
-    column, once, per = set(b), [], []
+    # those free of b first (none depends on one that is not), then each body's
+    once, per = [], [[] for _ in bodies]
+    column = [{s for s in b if s != 0} for _, _, b, _ in bodies]
     for sym, expr in temps:
-        if expr.free_symbols & column:
-            column.add(sym)
-            per.append((sym, expr))
-        else:
+        owner = next((g for g, c in enumerate(column) if expr.free_symbols & c), None)
+        if owner is None:
             once.append((sym, expr))
-    temps = once + per
+        else:
+            column[owner].add(sym)
+            per[owner].append((sym, expr))
+    temps = once + [t for body in per for t in body]
     used = set()
-    for e in [e for _, e in temps] + out:
+    for e in [e for _, e in temps] + [e for _, out in outputs for e in out]:
         used |= e.free_symbols
     read = {define.names[o] for o in used if o in define.names}
     inputs = [i for i in prog.inputs if i.name in read]
-    inputs += [Input(f"cg_b{j}", "B", j, f"B[{j}]") for j, s in enumerate(b) if s in used]
-    program = Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
-    return (program, operation_count([e for _, e in once]),
-            operation_count([e for _, e in per] + out))
+    for suffix, _, b, _ in bodies:
+        inputs += [Input(f"cg_b{j}{suffix}", "B", j, f"B[{j}]") for j, s in enumerate(b)
+                   if s != 0 and s in used]
+    per_column = [operation_count([e for _, e in body] + out)
+                  for body, (_, _, _, out) in zip(per, bodies)]
+    grouped = sum(len(cols) for _, cols in groups)
+    dense = [c for c in range(nx) if c not in {c for _, cols in groups for c in cols}]
+    program = Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs,
+                      column_groups=[("B", dense)] + [(name, cols) for (_, name, _, _), (_, cols)
+                                                      in zip(bodies[1:], groups)]
+                      if groups else [])
+    over_state = (nx - grouped) * per_column[0] + sum(
+        len(cols) * n for (_, cols), n in zip(groups, per_column[1:]))
+    return program, operation_count([e for _, e in once]), per_column[0], over_state
+
+
+class _Shared:
+    """Definitions shared by the bodies of a column solve (_split): a quantity defined
+    again under the same label and expression (the articulated inertias, M's factor)
+    is the one defined first; those of a column's entries differ by their b."""
+
+    def __init__(self, define):
+        self.define, self.known, self.zeros = define, {}, False
+
+    def __call__(self, label, expr):
+        expr = sm.sympify(expr)
+        known = self.known.get((label, expr))
+        if known is not None:
+            return known
+        if self.zeros and expr.has(sm.S.Zero):
+            # a group's rows off its support are zeros, which the solves' products
+            # (unevaluated, codegen.solve) would carry as 0*d
+            expr = _without_zeros(expr)
+        s = self.known[label, expr] = self.define(label, expr)
+        return s
+
+    def transport(self, t):
+        """A transport of the tree's inputs (codegen.recursive) defining through self."""
+        if t is None:
+            return None
+        t = copy.copy(t)
+        t.define = self
+        return t
+
+
+def _without_zeros(expr):
+    """expr with its products by zero and its zero terms gone, the rest as it was built
+    (evaluating it would let SymPy distribute numbers over sums: more operations)."""
+    if expr.is_Atom:
+        return expr
+    args = [_without_zeros(a) for a in expr.args]
+    if expr.is_Mul:
+        return sm.S.Zero if any(a == 0 for a in args) else expr.func._from_args(args)
+    if expr.is_Add:
+        args = [a for a in args if a != 0]
+        return sm.S.Zero if not args else args[0] if len(args) == 1 \
+            else expr.func._from_args(args)
+    return expr.func(*args, evaluate=False) if args != list(expr.args) else expr
 
 
 def _column_pays(per_column: int, nu: int) -> bool:

@@ -438,10 +438,69 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     body = statements[first:]
     lanes = (COLUMN_LANES if array == "B" else MASS_LANES) \
         if not any(st["sincos"] for st in body) else 1
-    blocks = [_lanes(reads, body, k, array) for k in sorted({lanes, 1}, reverse=True)]
+    steps = sorted({lanes, 1}, reverse=True)
     bound = "w" if array == "B" else str(sum(len(exprs) for _, exprs in program.outputs))
-    return statements[:first], [i for i in inputs if i["array"] != array], dict(
-        reads=[], unused=[], temporaries=False, blocks=blocks, bound=bound)
+    column = dict(reads=[], unused=[], temporaries=False, bound=bound)
+    if not program.column_groups:
+        column["blocks"] = [_lanes(reads, body, k, array) for k in steps]
+        return statements[:first], [i for i in inputs if i["array"] != array], column
+    # bodies of their own (codegen.columns.column_groups), each over its columns' table
+    # when state says B is R; the first body over the others then, or over all of B's
+    own = {}
+    for g, (name, _) in enumerate(program.column_groups[1:], 1):
+        seeds = {o for o, n in program.names.items() if n.endswith(f"_g{g}") and n in read}
+        own.update({sym: name for sym in dependents(program.temporaries, seeds)})
+    owner = [own.get(sym, "B") for sym, _ in program.temporaries[first:]]
+    owner += [st["array"] for st in statements[first + len(owner):]]
+    # each body over whole runs of step adjacent columns (their loads and stores pair
+    # into SSE2 ones, as the plain loop's do: over a table of single columns, the
+    # Atlas's bodies ran twice the instructions per operation), then single columns;
+    # the first body over all of B's when state is 0
+    column["tables"], column["declare"], column["blocks"] = [], [], []
+    for g, (name, cols) in enumerate(program.column_groups):
+        ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
+        # a zero solved off the rows a group reads is R's zero there already
+        rows = {i["index"] for i in ins}
+        mine = [st for st, o in zip(body, owner) if o == name and not (
+            g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
+        # a group's runs of three (a leg's) as a pair and one: alone, a column's
+        # statements do not pair into SSE2 ones and run twice the instructions
+        runs = ([4, 2, 1] if steps == [4, 1] else steps) if g else steps
+        for step, table in zip(runs, _column_runs(cols, runs)):
+            label = f"cg_g{g}_{step}"
+            if table:
+                column["tables"].append(dict(name=label, cols=table))
+            if g and not table:
+                continue
+            if g:
+                count, lead = f"(state ? {len(table)} : 0)", f"{label}[c]"
+            else:
+                count, top = f"cg_n{step}", max(steps)
+                whole = "0" if step == top else f"w / {top} * {top}"
+                lead = (f"cg_cols{step} ? cg_cols{step}[c] : {whole} + {step} * c"
+                        if table else f"{whole} + {step} * c")
+                column["declare"] += [f"const int *const cg_cols{step} = state ? "
+                                      f"{label} : 0;"] if table else []
+                column["declare"].append(
+                    f"const int cg_n{step} = state ? {len(table)} : "
+                    + (f"w / {step};" if step == top else f"w - {whole};"))
+            head = f"c = 0; c < {count}; c++"
+            block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
+            column["blocks"].append(dict(block, head=head,
+                                         lanes=[f"const int cg_c0 = {lead};"]))
+    return statements[:first], [i for i in inputs if i["array"] != array], column
+
+
+def _column_runs(cols: list, steps: list) -> list:
+    """cols (ascending) as runs of adjacent columns, the longest of steps (descending,
+    the last 1) first: the runs' first columns, by step."""
+    tables, k = [[] for _ in steps], 0
+    while k < len(cols):
+        i = next(i for i, step in enumerate(steps) if k + step <= len(cols)
+                 and cols[k + step - 1] == cols[k] + step - 1)
+        tables[i].append(cols[k])
+        k += steps[i]
+    return tables
 
 
 #: columns a function over columns (_column_loop) takes side by side, statement by
@@ -450,11 +509,13 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
 COLUMN_LANES = 4
 
 
-def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
+def _lanes(reads: list, body: list, lanes: int, array: str, column=None) -> dict:
     """The loop body over columns c .. c + lanes - 1 ({step, statements, inputs} for
     function.j2): each statement once per column, the column's own names suffixed; B's
     entries read and written in place, E's unit entries compared, M's rows i >= c
-    written (guarded: the packed lower triangle holds no others)."""
+    written (guarded: the packed lower triangle holds no others); column(k): B's
+    column of lane k (c + k unless given)."""
+    column = column or (lambda k: f"c + {k}")
     own = {i["cname"] for i in reads} | {st["lhs"].split()[-1] for st in body if st["temporary"]}
 
     def renamed(text, k):
@@ -463,7 +524,7 @@ def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
 
     def read(i, k):
         if array == "B":
-            return dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + c + {k}")
+            return dict(i, cname=renamed(i["cname"], k), index=f"{i['index']} * w + {column(k)}")
         return dict(i, cname=renamed(i["cname"], k), read=f"({i['index']} == c + {k})")
 
     def written(st, k):
@@ -471,7 +532,7 @@ def _lanes(reads: list, body: list, lanes: int, array: str) -> dict:
             return dict(st, lhs=renamed(st["lhs"], k), rhs=renamed(st["rhs"], k))
         j = st["index"]
         if array == "B":
-            return dict(st, lhs=f"B[{j} * w + c + {k}]", rhs=renamed(st["rhs"], k))
+            return dict(st, lhs=f"B[{j} * w + {column(k)}]", rhs=renamed(st["rhs"], k))
         return dict(st, lhs=f"M[{j * (j + 1) // 2} + c + {k}]", guard=f"{j} >= c + {k}",
                     rhs=renamed(st["rhs"], k))
     inputs = [read(i, k) for k in range(lanes) for i in reads]

@@ -8,7 +8,7 @@ them imports this module.
 from __future__ import annotations
 
 from . import jacobian as jac               # jac.auto_limit's constants read at each call
-from .columns import column_solve_program
+from .columns import column_solve_program, state_supports
 from .composite import composite_programs
 from .eom import EquationsOfMotion
 from .inverse import inverse_program
@@ -147,7 +147,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     if parameter_jacobian and c is None and eom.constants:
         programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
     if "jacobian" in programs or "parameter_jacobian" in programs:
-        columns = column_solve_program(eom)          # their solve, where it pays
+        # their solve, where it pays: over R's columns, each within its structure
+        columns = column_solve_program(eom, state_supports(
+            programs["jacobian"], eom.nu, eom.nq + eom.nu) if "jacobian" in programs else None)
         if columns is not None:
             programs["columns"] = columns
     entries = [e for o in eom.outputs for e in o.exprs]

@@ -23,7 +23,7 @@ programs a model gets.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import sympy as sm
@@ -51,6 +51,9 @@ class Program:
     names: dict           # every input object (symbol, function of time, derivative) -> C name
     temporaries: list     # (Symbol, expr)
     outputs: list         # (C array name, [expr]) in order
+    # a function over columns (codegen.columns): (output name, B's columns) of each body
+    # of its own after the first, which takes only those columns
+    column_groups: list = field(default_factory=list)
 
     @property
     def operation_count(self) -> int:

@@ -97,3 +97,20 @@ def test_columns_function_reports_a_singular_mass(pendulum):
     p = mod.parameters(values)
     with pytest.raises(Exception, match="mass"):
         mod.jacobian(0.0, np.zeros(mod.nx), p, np.array([0.0]))
+
+
+def test_column_groups_merge_by_support(monkeypatch):
+    """Columns of equal support share a group; small supports merge at the least growth
+    of columns times rows, at most GROUPS of them; a column whose support holds more
+    than GROUP_SHARE of the rows stays with the dense body."""
+    monkeypatch.setattr(columns, "GROUPS", 4)
+    legs = [frozenset(range(3 * k, 3 * k + 3)) for k in range(6)]
+    supports = [legs[c % 6] for c in range(12)] + [frozenset(range(18))]
+    groups = columns.column_groups(supports, 18)
+    assert len(groups) == 4
+    assert 12 not in {c for _, cols in groups for c in cols}
+    assert sorted(c for _, cols in groups for c in cols) == list(range(12))
+    for support, cols in groups:
+        assert all(supports[c] <= support for c in cols)
+    # two legs merged into each of two groups, the other two alone
+    assert sorted(len(s) for s, _ in groups) == [3, 3, 6, 6]

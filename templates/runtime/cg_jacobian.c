@@ -50,13 +50,13 @@ static int cg_jacobian_start(const cg_model *m, double t, const double *x, const
                       : cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv);
 }
 
-/* B (nu x w, row-major) <- M^-1 B: column by column through the recursion (columns),
-   or with M's factors */
+/* B (nu x w, row-major) <- M^-1 B: column by column through the model's columns
+   function (state: B is R, whose structural zeros it may skip), or with M's factors */
 static void cg_jacobian_solve(const cg_model *m, double t, const double *x, const double *p,
                               const double *r, const double *M, const double *inv,
-                              const int *piv, double *B, int w)
+                              const int *piv, double *B, int w, int state)
 {
-    if (m->columns) m->columns(t, x, p, r, B, w);
+    if (m->columns) m->columns(t, x, p, r, B, w, state);
     else cg_solve_block(m, M, inv, piv, B, w);
 }
 
@@ -73,10 +73,10 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
     if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     /* [Jq; R] straight into J's rows, [Jqr; Rr] into Jr's, then R and Rr solved in place */
     m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr);
-    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, J + nq * nx, nx);
+    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, J + nq * nx, nx, 1);
     if (!cg_all_finite(J, nx * nx)) return CG_ERR_OUTPUT;
     if (Jr && nr) {
-        cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jr + nq * nr, nr);
+        cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jr + nq * nr, nr, 0);
         if (!cg_all_finite(Jr, nx * nr)) return CG_ERR_OUTPUT;
     }
     return CG_OK;
@@ -92,6 +92,6 @@ CG_API int cg_parameter_jacobian(const cg_model *m, double t, const double *x, c
     if (!m->parameter_jacobian) return CG_ERR_NO_JACOBIAN;
     if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     m->parameter_jacobian(t, x, p, r, dx + nq, Jp, Jp + nq * np);
-    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jp + nq * np, np);
+    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jp + nq * np, np, 0);
     return cg_all_finite(Jp, nx * np) ? CG_OK : CG_ERR_OUTPUT;
 }

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 10
+#define CG_ABI_VERSION 11
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -151,9 +151,12 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
        (nu x np) into Rp; NULL unless asked for */ \
     X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp)) \
     /* B <- M^-1 B at x for a block B of w columns (nu x w, row-major), by the \
-       articulated-body recursion column by column: the Jacobian's solve where it costs \
-       less than the dense one; NULL otherwise (cg_jacobian then factors M) */ \
-    X(columns, (CG_MODEL_INPUTS, double *B, int w)) \
+       articulated-body recursion or M's factors column by column: the Jacobian's solve \
+       where it costs less than the dense one; NULL otherwise (cg_jacobian then factors \
+       M). state: 1 when B is the Jacobian's R (w = nx), whose columns are zero by \
+       structure off the rows of their joint's path to the root and subtree, which \
+       the function may skip; 0 for any other block */ \
+    X(columns, (CG_MODEL_INPUTS, double *B, int w, int state)) \
     /* the outputs the model was generated with (ny entries, output_names; without the \
        constraint forces the runtime appends under CG_OUTPUT_FORCES); NULL if none */ \
     X(outputs, (CG_MODEL_INPUTS, double *y)) \
