@@ -183,6 +183,14 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 #: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole
 PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000}
 
+#: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:
+#: compiled for size (CG_PART, PART_FLAGS), short parts run faster though their instructions
+#: are nearly the same (fewer spills, more values through the scratch array). Per call,
+#: alternating in one process (both link orders), parts of 250 -> 90: Talos's inverse
+#: dynamics 11,411 -> 11,347 instructions, 0.87-0.98 -> 0.73-0.75 µs (125: 0.76-0.92; 40
+#: and 60 the same as 90); the recursion Atlas's 2.22 -> 2.17 µs, Talos's 2.49 -> 2.44
+OPERATION_PART_STATEMENTS = 90
+
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
 TU_STATEMENTS = 2500
@@ -281,9 +289,9 @@ def _trig_numbers(plan: dict) -> dict:
                                            for arg in group)}
 
 
-def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
+def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None) -> tuple:
     """(local, slots, size) of a parted function (_ordered's statements in parts of
-    PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
+    part, by default PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
     constants there, in registers, where the others go through the scratch array: a
     store each, and a load at each use the compiler cannot forward); slots, each value
     read in a later part -> its index in the scratch array w: temporaries by symbol,
@@ -297,6 +305,7 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
     22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
     sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
     225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs)."""
+    part = part or PART_STATEMENTS
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
     last = {}
     for k, (_, e, _, _) in enumerate(statements):
@@ -318,7 +327,7 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
         while live and live[0][0] < k:
             heapq.heappush(free, heapq.heappop(live)[1])
         for value, end in values[k]:
-            if end // PART_STATEMENTS == k // PART_STATEMENTS:
+            if end // part == k // part:
                 if value in index_of:
                     local.add(value)
                 continue
@@ -344,13 +353,14 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
     parted = large and kind != "ldl" and not looped
+    size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names
     local, slots, size = set(), {}, 0
     ordered = _ordered(program, parted)
     plan, last_trig = _trig_plan(ordered)
     numbers = _trig_numbers(plan)
     if parted:
-        local, slots, size = _scratch_layout(ordered, plan, last_trig)
+        local, slots, size = _scratch_layout(ordered, plan, last_trig, size_of_part)
         names = dict(names)
         names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
                       if sym not in local})
@@ -388,8 +398,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
               for i in program.inputs]
     parts = []
     if parted:
-        for k, i in enumerate(range(0, len(statements), PART_STATEMENTS)):
-            chunk = statements[i:i + PART_STATEMENTS]
+        for k, i in enumerate(range(0, len(statements), size_of_part)):
+            chunk = statements[i:i + size_of_part]
             parts.append(dict(index=k, statements=chunk, file=None,
                               inputs=_inputs_used(inputs, chunk)))
     signature = FUNCTIONS[kind]

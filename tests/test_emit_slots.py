@@ -26,6 +26,7 @@ def parted(tmp_path_factory):
         mp.setattr(emit, "PART_LIMIT", 60)
         mp.setattr(emit, "PART_OPERATIONS", {"tree": 60, "inverse_dynamics": 60})
         mp.setattr(emit, "PART_STATEMENTS", 40)
+        mp.setattr(emit, "OPERATION_PART_STATEMENTS", 40)
         _, src = model_sources(ga, "slots8", options=Options(jacobian=True))
         mod = generate(ga, "slots8", output_dir=tmp_path_factory.mktemp("slots"), jacobian=True)
     return model, mod, src
