@@ -512,8 +512,16 @@ def _spread_parts(functions: list, name: str) -> dict:
     """Large functions' parts spread over translation units of about TU_STATEMENTS
     statements, compiled side by side (codegen.compiler): {file name: its parts, as
     (function, part)}. Each part records its file; a model whose parts fit in one unit
-    keeps them beside their functions."""
-    parted = [(f, part) for f in functions for part in f["parts"]]
+    keeps them beside their functions.
+
+    The parts are laid out backwards: the last ones first, in the first file (the files
+    are linked in the order of their names), so that a call runs through its code from
+    the higher addresses to the lower, part by part. Code larger than the instruction
+    cache, read forwards part after part, ran much slower here (Talos's inverse dynamics
+    in 12 parts, 74 KB, per call alternating in one process: 1.04-1.06 µs forwards,
+    0.76-0.82 µs backwards, the same instructions); GCC lays a file's static parts out
+    backwards already (those kept beside their functions)."""
+    parted = [(f, part) for f in functions for part in f["parts"]][::-1]
     total = sum(len(part["statements"]) for _, part in parted)
     if total <= TU_STATEMENTS:
         return {}
