@@ -250,14 +250,16 @@ def _ordered(program: Program, parted: bool) -> list:
                                 for x in [st] + after.get(k, [])]
 
 
-def _trig_plan(statements: list) -> tuple:
+def _trig_plan(statements: list, looped=frozenset()) -> tuple:
     """(plan, last): the sin/cos pairs to compute before each statement (_ordered's,
     numbered in that order): {statement: [[arg] or [arg, arg]]};
     and the last statement reading each value: {(arg, "s" or "c"): statement}.
 
     Each argument gets one evaluation, placed before its first use. Two
     arguments share one cg_sincos2 (two SSE2 lanes): the one needed now and
-    the next one in order of first use whose inputs are already defined."""
+    the next one in order of first use whose inputs are already defined.
+    The arguments in looped (an even number of them at most, in order of first use)
+    are paired first, all before statement 0 (_trig_loop's)."""
     index_of = {st[0]: i for i, st in enumerate(statements) if st[0] is not None}
     first, ready, last = {}, {}, {}
     for i, (_, e, _, _) in enumerate(statements):
@@ -269,8 +271,10 @@ def _trig_plan(statements: list) -> tuple:
                     first[arg] = i
                     ready[arg] = max((index_of[s] for s in arg.free_symbols if s in index_of),
                                      default=-1)
-    pending = list(first)                   # in order of first use
-    plan = {}
+    early = [a for a in first if a in looped]
+    early = early[:len(early) // 2 * 2]
+    plan = {0: [early[j:j + 2] for j in range(0, len(early), 2)]} if early else {}
+    pending = [a for a in first if a not in early]      # in order of first use
     for arg, i in first.items():
         if arg not in pending:
             continue                        # computed early, as another's partner
@@ -289,7 +293,8 @@ def _trig_numbers(plan: dict) -> dict:
                                            for arg in group)}
 
 
-def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None) -> tuple:
+def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None,
+                    looped: int = 0) -> tuple:
     """(local, slots, size) of a parted function (_ordered's statements in parts of
     part, by default PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
     constants there, in registers, where the others go through the scratch array: a
@@ -304,7 +309,8 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = N
     value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True,
     22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
     sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
-    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs)."""
+    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs).
+    The first looped sin/cos arguments (_trig_loop's) get slots wherever they are read."""
     part = part or PART_STATEMENTS
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
     last = {}
@@ -327,7 +333,8 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = N
         while live and live[0][0] < k:
             heapq.heappush(free, heapq.heappop(live)[1])
         for value, end in values[k]:
-            if end // part == k // part:
+            if end // part == k // part and not (isinstance(value, tuple)
+                                                 and value[0] < looped):
                 if value in index_of:
                     local.add(value)
                 continue
@@ -357,10 +364,20 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     names = program.names
     local, slots, size = set(), {}, 0
     ordered = _ordered(program, parted)
-    plan, last_trig = _trig_plan(ordered)
+    reads = {i.name: i for i in program.inputs if i.array == "x"}
+    angles = frozenset(sym for sym, n in program.names.items() if n in reads) if parted else ()
+    plan, last_trig = _trig_plan(ordered, angles)
+    looped = 0                          # the pairs of coordinates whose sin/cos loop (_trig_loop)
+    while looped < len(plan.get(0, ())) and len(plan[0][looped]) == 2 \
+            and all(a in angles for a in plan[0][looped]):
+        looped += 1
+    if looped < TRIG_LOOP_PAIRS:
+        looped = 0
+        plan, last_trig = _trig_plan(ordered)
     numbers = _trig_numbers(plan)
     if parted:
-        local, slots, size = _scratch_layout(ordered, plan, last_trig, size_of_part)
+        local, slots, size = _scratch_layout(ordered, plan, last_trig, size_of_part,
+                                             2 * looped)
         names = dict(names)
         names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
                       if sym not in local})
@@ -371,7 +388,11 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
 
     def sincos(k):
         groups = []
-        for group in plan.get(k, []):
+        for g, group in enumerate(plan.get(k, [])):
+            if k == 0 and g < looped:
+                for arg in group:
+                    printer.trig[arg] = numbers[arg]
+                continue
             ks = []
             for arg in group:
                 ks.append(numbers[arg])
@@ -401,7 +422,10 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
         for k, i in enumerate(range(0, len(statements), size_of_part)):
             chunk = statements[i:i + size_of_part]
             parts.append(dict(index=k, statements=chunk, file=None,
-                              inputs=_inputs_used(inputs, chunk)))
+                              inputs=_inputs_used(inputs, chunk), trig_loop=None))
+        if looped:
+            parts[0]["trig_loop"] = _trig_loop(plan[0][:looped], numbers, slots, program.names,
+                                               reads)
     signature = FUNCTIONS[kind]
     column = None
     if looped:
@@ -412,6 +436,21 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts, scratch=max(size, 1))
+
+
+def _trig_loop(pairs: list, numbers: dict, slots: dict, names: dict, reads: dict) -> dict:
+    """The sin and cos of a parted function's coordinates (pairs of x's symbols), computed
+    by one loop at the start of its first part into their slots (function.j2's trig_loop):
+    one copy of cg_sincos2's code (about 600 bytes at -Os) instead of one per pair, in code
+    that the instruction cache does not hold (Talos's inverse dynamics: 16 pairs, 74 -> 64 KB)."""
+    return dict(count=len(pairs), array="x",
+                angles=[reads[names[a]].index for pair in pairs for a in pair],
+                slots=[slots[numbers[a], kind] for pair in pairs for a in pair for kind in "sc"])
+
+
+#: a parted function whose coordinates' sin/cos pairs are at least this many computes them
+#: in one loop (_trig_loop); fewer stay inline, each before its first use
+TRIG_LOOP_PAIRS = 2
 
 
 #: the input array a function over columns loops over, by kind: the block B of the
