@@ -250,7 +250,7 @@ def _ordered(program: Program, parted: bool) -> list:
                                 for x in [st] + after.get(k, [])]
 
 
-def _trig_plan(statements: list, looped=frozenset()) -> tuple:
+def _trig_plan(statements: list, loop_args=frozenset()) -> tuple:
     """(plan, last): the sin/cos pairs to compute before each statement (_ordered's,
     numbered in that order): {statement: [[arg] or [arg, arg]]};
     and the last statement reading each value: {(arg, "s" or "c"): statement}.
@@ -258,7 +258,7 @@ def _trig_plan(statements: list, looped=frozenset()) -> tuple:
     Each argument gets one evaluation, placed before its first use. Two
     arguments share one cg_sincos2 (two SSE2 lanes): the one needed now and
     the next one in order of first use whose inputs are already defined.
-    The arguments in looped (an even number of them at most, in order of first use)
+    The arguments in loop_args (an even number of them at most, in order of first use)
     are paired first, all before statement 0 (_trig_loop's)."""
     index_of = {st[0]: i for i, st in enumerate(statements) if st[0] is not None}
     first, ready, last = {}, {}, {}
@@ -271,7 +271,7 @@ def _trig_plan(statements: list, looped=frozenset()) -> tuple:
                     first[arg] = i
                     ready[arg] = max((index_of[s] for s in arg.free_symbols if s in index_of),
                                      default=-1)
-    early = [a for a in first if a in looped]
+    early = [a for a in first if a in loop_args]
     early = early[:len(early) // 2 * 2]
     plan = {0: [early[j:j + 2] for j in range(0, len(early), 2)]} if early else {}
     pending = [a for a in first if a not in early]      # in order of first use
@@ -294,7 +294,7 @@ def _trig_numbers(plan: dict) -> dict:
 
 
 def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None,
-                    looped: int = 0) -> tuple:
+                    loop_values: int = 0) -> tuple:
     """(local, slots, size) of a parted function (_ordered's statements in parts of
     part, by default PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
     constants there, in registers, where the others go through the scratch array: a
@@ -310,7 +310,7 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = N
     22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
     sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
     225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs).
-    The first looped sin/cos arguments (_trig_loop's) get slots wherever they are read."""
+    The first loop_values sin/cos arguments (_trig_loop's) get slots wherever they are read."""
     part = part or PART_STATEMENTS
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
     last = {}
@@ -334,7 +334,7 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = N
             heapq.heappush(free, heapq.heappop(live)[1])
         for value, end in values[k]:
             if end // part == k // part and not (isinstance(value, tuple)
-                                                 and value[0] < looped):
+                                                 and value[0] < loop_values):
                 if value in index_of:
                     local.add(value)
                 continue
@@ -367,17 +367,17 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     reads = {i.name: i for i in program.inputs if i.array == "x"}
     angles = frozenset(sym for sym, n in program.names.items() if n in reads) if parted else ()
     plan, last_trig = _trig_plan(ordered, angles)
-    looped = 0                          # the pairs of coordinates whose sin/cos loop (_trig_loop)
-    while looped < len(plan.get(0, ())) and len(plan[0][looped]) == 2 \
-            and all(a in angles for a in plan[0][looped]):
-        looped += 1
-    if looped < TRIG_LOOP_PAIRS:
-        looped = 0
+    trig_pairs = 0                # the pairs of coordinates whose sin/cos loop (_trig_loop)
+    while trig_pairs < len(plan.get(0, ())) and len(plan[0][trig_pairs]) == 2 \
+            and all(a in angles for a in plan[0][trig_pairs]):
+        trig_pairs += 1
+    if trig_pairs < TRIG_LOOP_PAIRS:
+        trig_pairs = 0
         plan, last_trig = _trig_plan(ordered)
     numbers = _trig_numbers(plan)
     if parted:
         local, slots, size = _scratch_layout(ordered, plan, last_trig, size_of_part,
-                                             2 * looped)
+                                             2 * trig_pairs)
         names = dict(names)
         names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
                       if sym not in local})
@@ -389,7 +389,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     def sincos(k):
         groups = []
         for g, group in enumerate(plan.get(k, [])):
-            if k == 0 and g < looped:
+            if k == 0 and g < trig_pairs:
                 for arg in group:
                     printer.trig[arg] = numbers[arg]
                 continue
@@ -423,9 +423,9 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
             chunk = statements[i:i + size_of_part]
             parts.append(dict(index=k, statements=chunk, file=None,
                               inputs=_inputs_used(inputs, chunk), trig_loop=None))
-        if looped:
-            parts[0]["trig_loop"] = _trig_loop(plan[0][:looped], numbers, slots, program.names,
-                                               reads)
+        if trig_pairs:
+            parts[0]["trig_loop"] = _trig_loop(plan[0][:trig_pairs], numbers, slots,
+                                               program.names, reads)
     signature = FUNCTIONS[kind]
     column = None
     if looped:
