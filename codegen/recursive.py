@@ -68,12 +68,7 @@ class _Definitions:
 
     def __call__(self, label, expr):
         expr = sm.sympify(expr)
-        if expr.is_number or expr.is_Symbol or (expr.is_Mul and len(expr.args) == 2
-                                                 and expr.args[0] == -1
-                                                 and expr.args[1].is_Symbol):
-            # a negated symbol (a rotation's -sin) inline: its sign folds into the sums
-            # it enters, where named it is a statement and a store (Atlas's recursion
-            # 21,266 -> 21,011 instructions, 2.18 -> 2.13 µs)
+        if expr.is_number or expr.is_Symbol:
             return expr
         name = f"cg_{label}"
         while name in self.used:        # a kinematic intermediate's name (codegen.relative)
