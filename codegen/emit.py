@@ -361,8 +361,6 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
         else count > PART_LIMIT
     parted = large and kind != "ldl" and not looped
     size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
-    if parted:
-        program = _negations_inline(program)
     names = program.names
     local, slots, size = set(), {}, 0
     ordered = _ordered(program, parted)
@@ -438,34 +436,6 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts, scratch=max(size, 1))
-
-
-def _negated(e) -> bool:
-    return e.is_Mul and len(e.args) == 2 and e.args[0] == -1 and e.args[1].is_Symbol
-
-
-def _negations_inline(program: Program) -> Program:
-    """A parted program with each temporary that negates a symbol (a rotation's -sin)
-    read as that negation instead: C folds the sign into the sums it enters, where the
-    temporary is a statement, a store and loads (Atlas's recursion 21,266 -> 21,045
-    instructions, 2.13-2.15 -> 2.09-2.11 µs a call; Talos's 2.40 -> 2.31). Only in parts,
-    whose code's size is what costs: the iiwa's whole recursion ran 3 % slower with it.
-    Done here, not in the program, whose operation count (which weighs the solvers,
-    codegen.plan) counts each such sign as an operation."""
-    if not any(_negated(e) for _, e in program.temporaries):
-        return program
-    sub, temporaries = {}, []
-    for sym, e in program.temporaries:
-        if sub and not sub.keys().isdisjoint(e.free_symbols):
-            e = e.xreplace(sub)
-        if _negated(e) or e.is_Symbol:           # -x, or -(-x) = x
-            sub[sym] = e
-        else:
-            temporaries.append((sym, e))
-    outputs = [(array, [e.xreplace(sub) if not sub.keys().isdisjoint(e.free_symbols) else e
-                        for e in exprs]) for array, exprs in program.outputs]
-    return Program(inputs=program.inputs, names=program.names, temporaries=temporaries,
-                   outputs=outputs)
 
 
 def _trig_loop(pairs: list, numbers: dict, slots: dict, names: dict, reads: dict) -> dict:
