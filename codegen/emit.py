@@ -183,6 +183,14 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 #: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole
 PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000}
 
+#: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:
+#: compiled for size (CG_PART, PART_FLAGS), short parts run faster though their instructions
+#: are nearly the same (fewer spills, more values through the scratch array). Per call,
+#: alternating in one process (both link orders), parts of 250 -> 90: Talos's inverse
+#: dynamics 11,411 -> 11,347 instructions, 0.87-0.98 -> 0.73-0.75 µs (125: 0.76-0.92; 40
+#: and 60 the same as 90); the recursion Atlas's 2.22 -> 2.17 µs, Talos's 2.49 -> 2.44
+OPERATION_PART_STATEMENTS = 90
+
 #: a model whose large functions' parts have more statements than this spreads them over
 #: files of about this many, compiled at the same time (_spread_parts)
 TU_STATEMENTS = 2500
@@ -242,14 +250,16 @@ def _ordered(program: Program, parted: bool) -> list:
                                 for x in [st] + after.get(k, [])]
 
 
-def _trig_plan(statements: list) -> tuple:
+def _trig_plan(statements: list, loop_args=frozenset()) -> tuple:
     """(plan, last): the sin/cos pairs to compute before each statement (_ordered's,
     numbered in that order): {statement: [[arg] or [arg, arg]]};
     and the last statement reading each value: {(arg, "s" or "c"): statement}.
 
     Each argument gets one evaluation, placed before its first use. Two
     arguments share one cg_sincos2 (two SSE2 lanes): the one needed now and
-    the next one in order of first use whose inputs are already defined."""
+    the next one in order of first use whose inputs are already defined.
+    The arguments in loop_args (an even number of them at most, in order of first use)
+    are paired first, all before statement 0 (_trig_loop's)."""
     index_of = {st[0]: i for i, st in enumerate(statements) if st[0] is not None}
     first, ready, last = {}, {}, {}
     for i, (_, e, _, _) in enumerate(statements):
@@ -261,8 +271,10 @@ def _trig_plan(statements: list) -> tuple:
                     first[arg] = i
                     ready[arg] = max((index_of[s] for s in arg.free_symbols if s in index_of),
                                      default=-1)
-    pending = list(first)                   # in order of first use
-    plan = {}
+    early = [a for a in first if a in loop_args]
+    early = early[:len(early) // 2 * 2]
+    plan = {0: [early[j:j + 2] for j in range(0, len(early), 2)]} if early else {}
+    pending = [a for a in first if a not in early]      # in order of first use
     for arg, i in first.items():
         if arg not in pending:
             continue                        # computed early, as another's partner
@@ -281,9 +293,10 @@ def _trig_numbers(plan: dict) -> dict:
                                            for arg in group)}
 
 
-def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
+def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None,
+                    loop_values: int = 0) -> tuple:
     """(local, slots, size) of a parted function (_ordered's statements in parts of
-    PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
+    part, by default PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
     constants there, in registers, where the others go through the scratch array: a
     store each, and a load at each use the compiler cannot forward); slots, each value
     read in a later part -> its index in the scratch array w: temporaries by symbol,
@@ -296,7 +309,9 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
     value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True,
     22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
     sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
-    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs)."""
+    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs).
+    The first loop_values sin/cos arguments (_trig_loop's) get slots wherever they are read."""
+    part = part or PART_STATEMENTS
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
     last = {}
     for k, (_, e, _, _) in enumerate(statements):
@@ -318,7 +333,8 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict) -> tuple:
         while live and live[0][0] < k:
             heapq.heappush(free, heapq.heappop(live)[1])
         for value, end in values[k]:
-            if end // PART_STATEMENTS == k // PART_STATEMENTS:
+            if end // part == k // part and not (isinstance(value, tuple)
+                                                 and value[0] < loop_values):
                 if value in index_of:
                     local.add(value)
                 continue
@@ -344,13 +360,24 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
     parted = large and kind != "ldl" and not looped
+    size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names
     local, slots, size = set(), {}, 0
     ordered = _ordered(program, parted)
-    plan, last_trig = _trig_plan(ordered)
+    reads = {i.name: i for i in program.inputs if i.array == "x"}
+    angles = frozenset(sym for sym, n in program.names.items() if n in reads) if parted else ()
+    plan, last_trig = _trig_plan(ordered, angles)
+    trig_pairs = 0                # the pairs of coordinates whose sin/cos loop (_trig_loop)
+    while trig_pairs < len(plan.get(0, ())) and len(plan[0][trig_pairs]) == 2 \
+            and all(a in angles for a in plan[0][trig_pairs]):
+        trig_pairs += 1
+    if trig_pairs < TRIG_LOOP_PAIRS:
+        trig_pairs = 0
+        plan, last_trig = _trig_plan(ordered)
     numbers = _trig_numbers(plan)
     if parted:
-        local, slots, size = _scratch_layout(ordered, plan, last_trig)
+        local, slots, size = _scratch_layout(ordered, plan, last_trig, size_of_part,
+                                             2 * trig_pairs)
         names = dict(names)
         names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
                       if sym not in local})
@@ -361,7 +388,11 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
 
     def sincos(k):
         groups = []
-        for group in plan.get(k, []):
+        for g, group in enumerate(plan.get(k, [])):
+            if k == 0 and g < trig_pairs:
+                for arg in group:
+                    printer.trig[arg] = numbers[arg]
+                continue
             ks = []
             for arg in group:
                 ks.append(numbers[arg])
@@ -388,10 +419,13 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
               for i in program.inputs]
     parts = []
     if parted:
-        for k, i in enumerate(range(0, len(statements), PART_STATEMENTS)):
-            chunk = statements[i:i + PART_STATEMENTS]
+        for k, i in enumerate(range(0, len(statements), size_of_part)):
+            chunk = statements[i:i + size_of_part]
             parts.append(dict(index=k, statements=chunk, file=None,
-                              inputs=_inputs_used(inputs, chunk)))
+                              inputs=_inputs_used(inputs, chunk), trig_loop=None))
+        if trig_pairs:
+            parts[0]["trig_loop"] = _trig_loop(plan[0][:trig_pairs], numbers, slots,
+                                               program.names, reads)
     signature = FUNCTIONS[kind]
     column = None
     if looped:
@@ -402,6 +436,21 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
                 parts=parts, scratch=max(size, 1))
+
+
+def _trig_loop(pairs: list, numbers: dict, slots: dict, names: dict, reads: dict) -> dict:
+    """The sin and cos of a parted function's coordinates (pairs of x's symbols), computed
+    by one loop at the start of its first part into their slots (function.j2's trig_loop):
+    one copy of cg_sincos2's code (about 600 bytes at -Os) instead of one per pair, in code
+    that the instruction cache does not hold (Talos's inverse dynamics: 16 pairs, 74 -> 64 KB)."""
+    return dict(count=len(pairs), array="x",
+                angles=[reads[names[a]].index for pair in pairs for a in pair],
+                slots=[slots[numbers[a], kind] for pair in pairs for a in pair for kind in "sc"])
+
+
+#: a parted function whose coordinates' sin/cos pairs are at least this many computes them
+#: in one loop (_trig_loop); fewer stay inline, each before its first use
+TRIG_LOOP_PAIRS = 2
 
 
 #: the input array a function over columns loops over, by kind: the block B of the
@@ -563,8 +612,16 @@ def _spread_parts(functions: list, name: str) -> dict:
     """Large functions' parts spread over translation units of about TU_STATEMENTS
     statements, compiled side by side (codegen.compiler): {file name: its parts, as
     (function, part)}. Each part records its file; a model whose parts fit in one unit
-    keeps them beside their functions."""
-    parted = [(f, part) for f in functions for part in f["parts"]]
+    keeps them beside their functions.
+
+    The parts are laid out backwards: the last ones first, in the first file (the files
+    are linked in the order of their names), so that a call runs through its code from
+    the higher addresses to the lower, part by part. Code larger than the instruction
+    cache, read forwards part after part, ran much slower here (Talos's inverse dynamics
+    in 12 parts, 74 KB, per call alternating in one process: 1.04-1.06 µs forwards,
+    0.76-0.82 µs backwards, the same instructions); GCC lays a file's static parts out
+    backwards already (those kept beside their functions)."""
+    parted = [(f, part) for f in functions for part in f["parts"]][::-1]
     total = sum(len(part["statements"]) for _, part in parted)
     if total <= TU_STATEMENTS:
         return {}

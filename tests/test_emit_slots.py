@@ -26,6 +26,7 @@ def parted(tmp_path_factory):
         mp.setattr(emit, "PART_LIMIT", 60)
         mp.setattr(emit, "PART_OPERATIONS", {"tree": 60, "inverse_dynamics": 60})
         mp.setattr(emit, "PART_STATEMENTS", 40)
+        mp.setattr(emit, "OPERATION_PART_STATEMENTS", 40)
         _, src = model_sources(ga, "slots8", options=Options(jacobian=True))
         mod = generate(ga, "slots8", output_dir=tmp_path_factory.mktemp("slots"), jacobian=True)
     return model, mod, src
@@ -83,6 +84,7 @@ def test_parted_functions_agree_with_pinocchio(parted):
     sizes = [int(s) for s in re.findall(r"double w\[(\d+)\];", text)]
     temporaries = len(re.findall(r"\n    w\[\d+\] = ", text))
     assert len(sizes) >= 3 and "slots8_jacobian_part" in text and "slots8_tree_part" in text
+    assert "cg_sincos2(x[angle[2 * i]]" in text       # the coordinates' sin/cos loop, checked too
     assert sum(sizes) < 0.6 * temporaries        # slots shared (283 for 505 stores)
     pin, pm, data = _pinocchio(N, model.parameter_values)
     p = mod.parameters(model.parameter_values)
@@ -97,3 +99,22 @@ def test_parted_functions_agree_with_pinocchio(parted):
                                    atol=1e-9 * abs(a).max())
         assert derivatives_difference(mod.jacobian(0.0, x, p, r), pin, pm, data, q, v,
                                       tau) < 1e-9
+
+
+def test_looped_sin_cos_have_slots(monkeypatch):
+    """The coordinates' sin/cos computed in one loop before the first statement
+    (emit._trig_loop) each have a slot, written before any read: the replay finds them."""
+    monkeypatch.setattr(emit, "PART_STATEMENTS", 40)
+    eq = neutral_equations(GibbsAppellMethod(**ex.n_pendulum_on_cart(N).kwargs), "slots",
+                           None, None, Options.recursive, Signals())
+    program = build_programs(eq, Options.unrolled_limit, True, False)["jacobian"]
+    statements = emit._ordered(program, True)
+    angles = {s for s, n in program.names.items()
+              if any(i.name == n and i.array == "x" for i in program.inputs)}
+    plan, last_trig = emit._trig_plan(statements, angles)
+    pairs = [g for g in plan[0] if len(g) == 2 and set(g) <= angles]
+    assert len(pairs) >= 2 and plan[0][:len(pairs)] == pairs
+    local, slots, size = emit._scratch_layout(statements, plan, last_trig, 40, 2 * len(pairs))
+    numbers = emit._trig_numbers(plan)
+    assert all((numbers[a], kind) in slots for g in pairs for a in g for kind in "sc")
+    _replay(statements, plan, local, slots)
