@@ -626,9 +626,10 @@ def _spread_parts(functions: list, name: str) -> dict:
     if total <= TU_STATEMENTS:
         return {}
     units = -(-total // TU_STATEMENTS)
+    width = len(str(units - 1))     # part02 before part10: name order is link order
     files, size, k = {}, 0, 0
     for f, part in parted:
-        fname = f"{name}_part{k}.c"
+        fname = f"{name}_part{k:0{width}d}.c"
         files.setdefault(fname, []).append((f, part))
         part["file"] = fname
         size += len(part["statements"])
