@@ -288,7 +288,7 @@ def test_functions_in_parts_equal_whole_ones(tmp_path, monkeypatch, name):
     parted = generate(ga, name, output_dir=tmp_path / "parted")
     text = (parted.source_dir / f"{name}.c").read_text()
     assert f"{name}_eval_part3(" in text and "double w[" in text
-    assert (parted.source_dir / f"{name}_part1.c").is_file()
+    assert len(list(parted.source_dir.glob(f"{name}_part*.c"))) >= 2
     assert "_part" not in (whole.source_dir / f"{name}.c").read_text()
     vals = dict(model.parameter_values, baumgarte_alpha=5.0, baumgarte_beta=5.0)
     p = np.array([vals[c] for c in whole.constants])
