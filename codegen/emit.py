@@ -505,7 +505,7 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     # into SSE2 ones, as the plain loop's do: over a table of single columns, the
     # Atlas's bodies ran twice the instructions per operation), then single columns;
     # the first body over all of B's when state is 0
-    column["tables"], column["declare"], column["blocks"] = [], [], []
+    column["tables"], column["declare"], column["blocks"] = [], [], []     # declare: runs
     for g, (name, cols) in enumerate(program.column_groups):
         ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
         # a zero solved off the rows a group reads is R's zero there already
@@ -521,22 +521,14 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
                 column["tables"].append(dict(name=label, cols=table))
             if g and not table:
                 continue
-            if g:
-                count, lead = f"(state ? {len(table)} : 0)", f"{label}[c]"
-            else:
-                count, top = f"cg_n{step}", max(steps)
-                whole = "0" if step == top else f"w / {top} * {top}"
-                lead = (f"cg_cols{step} ? cg_cols{step}[c] : {whole} + {step} * c"
-                        if table else f"{whole} + {step} * c")
-                column["declare"] += [f"const int *const cg_cols{step} = state ? "
-                                      f"{label} : 0;"] if table else []
-                column["declare"].append(
-                    f"const int cg_n{step} = state ? {len(table)} : "
-                    + (f"w / {step};" if step == top else f"w - {whole};"))
-            head = f"c = 0; c < {count}; c++"
+            # function.j2 writes the loop: over the group's table when state is set, for
+            # the first body else over all of B's columns (runs of step after those of top)
+            run = dict(group=g, step=step, top=max(steps), count=len(table),
+                       table=label if table else None)
+            if not g:
+                column["declare"].append(run)
             block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
-            column["blocks"].append(dict(block, head=head,
-                                         lanes=[f"const int cg_c0 = {lead};"]))
+            column["blocks"].append(dict(block, run=run))
     return statements[:first], [i for i in inputs if i["array"] != array], column
 
 
