@@ -177,18 +177,20 @@ def _reason(eom) -> str | None:
                 return False
         return True
     for nd in tree.nodes:
-        if not over([e for row in nd.s for e in row] + [e for row in nd.Wx for e in row],
-                    consts):
-            return "an axis or an inertia that is not constant in its body"
+        if not over([e for row in nd.Wx for e in row], consts):
+            return "an inertia that is not constant in its body"
         if _rigid_parameters(nd.rows, nd.Wx) is None:
             return "an inertia that is not a rigid body's"
         if nd.parent < 0:               # a root, of any speeds: its frame is the reference
+            if not over([e for row in nd.s for e in row], consts):
+                return "a root's axis that is not constant in it"
             continue
         if len(nd.speeds) != 1 or nd.speeds[0] not in coordinate:
             return "a joint of several speeds, or of a speed that is no coordinate's rate"
-        if not over([e for row in nd.R for e in row] + list(nd.r),
-                    consts | {coordinate[nd.speeds[0]]}):
-            return "a joint whose transport depends on more than its own coordinate"
+        # the axis may turn with its own coordinate (a particle on its link, absolute angles)
+        if not over([e for row in nd.s for e in row] + [e for row in nd.R for e in row]
+                    + list(nd.r), consts | {coordinate[nd.speeds[0]]}):
+            return "a joint whose axis or transport depends on more than its own coordinate"
     return None
 
 
@@ -249,10 +251,11 @@ class _World:
     quantity named once: E turns the body's components into the root's, p is its
     reference point, S[k] the columns of its joint's axes."""
 
-    def __init__(self, nodes, S, h, T, ud, u, define):
-        self.define = define
+    def __init__(self, nodes, S, h, T, ud, u, define, turn, lift):
+        self.define, self.u, self.ud = define, u, ud
         n = len(nodes)
         self.E, self.p, self.S, self.v, self.a, self.dV = ([None] * n for _ in range(6))
+        self.Sp, self.Spp = [None] * n, [None] * n      # a joint's axis turning with its q
         for k, nd in enumerate(nodes):
             if nd.parent < 0:
                 E = [[sm.S.One if a == b else sm.S.Zero for b in range(3)] for a in range(3)]
@@ -268,11 +271,18 @@ class _World:
             own = [sm.Add(*[col[i] * u[j] for col, j in zip(self.S[k], nd.speeds)])
                    for i in range(6)]
             if nd.parent < 0:       # the root's velocity products are in its a0x
-                v, a = own, root_acceleration(h[k][0], own)
+                v, a = own, _add6(root_acceleration(h[k][0], own), lift[k])
             else:
-                # v × S u = v_λ × S u: the joint's dV = v_λ × S (_analytic's) times u
+                # Ṡ = v_λ × S + S' u (S' = ∂S/∂q of its own q, turn's): the joint's dV
+                # (_analytic's), and the acceleration's velocity product Ṡ u
                 vp, j = self.v[nd.parent], nd.speeds[0]
-                self.dV[k] = self.named(f"wdV{k}_", _mcross(vp, self.S[k][0]))
+                dV = _mcross(vp, self.S[k][0])
+                if turn[k] is not None:
+                    self.Sp[k] = self.named(f"wSp{k}_", self.motion(k, turn[k][0]))
+                    self.Spp[k] = self.named(f"wSpp{k}_", _add6(
+                        _mcross(self.S[k][0], self.Sp[k]), self.motion(k, turn[k][1])))
+                    dV = _add6(dV, [e * u[j] for e in self.Sp[k]])
+                self.dV[k] = self.named(f"wdV{k}_", dV)
                 v = _add6(vp, own)
                 a = _add6(self.a[nd.parent], [e * u[j] for e in self.dV[k]])
             self.v[k] = self.named(f"wv{k}_", v)
@@ -316,7 +326,7 @@ def rnea_derivatives(eom, tangents):
     # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
     # to forward mode over the whole program by _agrees)
     loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
-    world = _World(nodes, S, h, T, ud, u, define)
+    world = _World(nodes, S, h, T, ud, u, define, _turns(eom), _lifts(eom))
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]
     children = {k: [] for k in range(len(nodes))}
@@ -371,6 +381,47 @@ def rnea_derivatives(eom, tangents):
                 dtau[j][d] += _pair(col, vec)
     ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nd_)] for e in qd]
     return ud, define.temps, dtau, ddq, len(define.temps) - first
+
+
+def _turns(eom) -> list:
+    """Per node, None, or its axis' first and second derivatives over its own coordinate
+    (6-vectors in its components), where the axis turns with it."""
+    coordinate = _coordinates(eom)
+    out = []
+    for nd in eom.tree.nodes:
+        axis = [e for row in nd.s for e in row]
+        q = coordinate.get(nd.speeds[0]) if nd.parent >= 0 else None
+        if q is None or all(sm.diff(e, q) == 0 for e in axis):
+            out.append(None)
+            continue
+        first = [sm.diff(e, q) for e in axis]
+        out.append((_full(nd.rows, first), _full(nd.rows, [sm.diff(e, q) for e in first])))
+    return out
+
+
+def _lifts(eom) -> dict:
+    """root -> the spatial acceleration added to its a0x: gravity where the root's rows do
+    not carry it (a cart under a pendulum) and a child whose rest acceleration (a0x at
+    u = 0) is constant in the root's axes (numeric R) does; zero otherwise. _agrees
+    checks that it is every body's."""
+    nodes, out = eom.tree.nodes, {}
+    rest = {u: sm.S.Zero for u in eom.u}
+    for k, nd in enumerate(nodes):
+        if nd.parent >= 0:
+            continue
+        out[k] = [sm.S.Zero] * 6
+        if any(sm.sympify(e).subs(rest) != 0 for e in nd.a0x):
+            continue
+        for c in nodes:
+            if c.parent != k or not all(sm.sympify(e).is_number for row in c.R for e in row):
+                continue
+            g = [sm.sympify(e).subs(rest) for e in c.a0x]
+            if any(e.free_symbols & set(eom.q) for e in g) or any(e != 0 for e in g[:3]):
+                continue
+            R = sm.Matrix(c.R)          # child components = R (parent's): back by Rᵀ
+            out[k] = [sm.S.Zero] * 3 + list(R.T * sm.Matrix(g[3:]))
+            break
+    return out
 
 
 def _column_of(eom) -> dict:
@@ -432,7 +483,14 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
                 continue
             ap = world.a[nd.parent]
             dV[k, c] = world.dV[k]
-            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c])))
+            extra = []
+            if world.Sp[k] is not None:     # the axis turning with its own q: ∂(S u' + Ṡ u)
+                j, Sp = nd.speeds[0], world.Sp[k]
+                u, ud = world.u[j], world.ud[j]
+                extra = [[e * ud for e in Sp], [e * u for e in _mcross(vp, Sp)],
+                         [e * u * u for e in world.Spp[k]]]
+            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c]),
+                                                     *extra))
             dFq[k] = world.named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
                                                     _fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
             dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k, c])]))
@@ -440,6 +498,9 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
     for k, nd in enumerate(nodes):
         path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
     for k, nd in enumerate(nodes):
+        if world.Sp[k] is not None:         # ⟨∂S/∂q, Fc⟩ of its own q (S × S elsewhere)
+            j = nd.speeds[0]
+            dtau[j][column[j]] += _pair(world.Sp[k], Fc[k])
         for c, j in enumerate(nd.speeds):
             for i in path[k]:
                 # row j (k in the subtree of i), columns of i's q and u
