@@ -48,9 +48,9 @@ carried acceleration, as in the Panda's merged hand with symbolic numbers) it re
 None, and forward mode over
 the Newton–Euler program is used. Measured (codegen.program.operation_count of the
 derivative program, forward mode → this): iiwa 7,433 → 5,978, UR5 3,251 → 3,015,
-Panda 14,255 → 8,939, HyQ 5,236 → 4,050, Solo12 16,692 → 11,991, ANYmal 19,372 →
-12,229, Atlas 58,357 → 33,255, Talos 92,167 → 46,750, the pendulum on a cart at
-n = 20 6,450 → 4,911, at n = 100 144,291 → 104,591. On the iiwa the pairs' dot
+Panda 14,255 → 8,902, HyQ 5,236 → 4,050, Solo12 16,692 → 11,904, ANYmal 19,372 →
+12,142, Atlas 58,357 → 33,255, Talos 92,167 → 46,750, the pendulum on a cart at
+n = 20 6,450 → 4,914, at n = 100 144,291 → 104,591. On the iiwa the pairs' dot
 products take about 40 operations a pair of joints (over q and u), each joint's
 vectors and its body's inertia, its rate and wrench in the root's frame about 700.
 """

@@ -17,7 +17,7 @@ from codegen import jacobian as jac
 from codegen import rnea_derivatives as rd
 from codegen.bench.robots import robot_path
 from codegen.build import neutral_equations
-from codegen.examples import n_pendulum_on_cart
+from codegen.examples import n_pendulum_on_cart, stiff_pendulum
 from codegen.robots import from_urdf
 from codegen.symbolic import evaluate
 
@@ -115,6 +115,15 @@ def test_pendulum_on_a_cart_equals_forward_mode(pendulum, monkeypatch):
     to the cart, whose rows do not carry it. Its derivatives equal forward mode's (1e-12)
     at two random states, in fewer operations."""
     _, eom = pendulum
+    _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch)
+
+
+def test_stiff_pendulum_equals_forward_mode(monkeypatch):
+    """The same with springs and dampers between the links (loads on the particles'
+    frames, depending on q and affine in u)."""
+    model = stiff_pendulum(4)
+    eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "stiff", model.constants,
+                            model.specifieds)
     _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch)
 
 
