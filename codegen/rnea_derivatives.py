@@ -52,7 +52,7 @@ Panda 14,255 → 8,902, HyQ 5,236 → 4,050, Solo12 16,692 → 11,904, ANYmal 19
 12,142, Atlas 58,357 → 33,255 and Talos 92,167 → 46,750 (measured before dAdv was
 named once), the pendulum on a cart at n = 20 6,450 → 4,914, at n = 100 144,291 →
 104,591. On the iiwa (before CSE) the pairs' dot products take about 35 operations a
-pair of joints (over q and u); each joint about 750: its dFdq 139, its body's inertia
+pair of joints (over q and u); each joint about 730: its dFdq 139, its body's inertia
 in the root's frame 132, the body's wrench and the subtree's sum 90, the inertia's
 rate 73, dAdq 54, dFdv 45, the momentum 36, Yc S 32, Ẏc S 28, S ×* Hc 26, dVdq 23.
 """
