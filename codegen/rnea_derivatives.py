@@ -27,20 +27,34 @@ acceleration (gravity and its velocity products, in its frame), and the loads (t
 bias less its part quadratic in u, _loads) over r, over u (a joint's damping) and over
 q where one is not fixed in its body.
 
-It applies where every child node is a one-speed joint whose axis s and inertia are
-constant in its body and whose rotation R and offset r from its parent depend on its
-own coordinate alone, with q' = u for it; a root may have any speeds whose axes are
-constant in it (a free-flyer's six). The residual it forms is then checked against
+It applies where every child node is a one-speed joint whose inertia is constant in
+its body and whose axis s, rotation R and offset r from its parent depend on its own
+coordinate alone, with q' = u for it; a root may have any speeds whose axes are
+constant in it (a free-flyer's six). An axis that turns with its own coordinate (the
+pendulum on a cart's particles on absolute angles; S' = ∂S_j/∂q_j, S'' its
+derivative, in the root's frame, where a rigid joint has S × S = 0) changes only
+joint j's own terms:
+
+    dVdq_j = v_λ × S_j + S'_j u_j  (= Ṡ_j),
+    dAdq_j = a_λ × S_j + v_λ × dVdq_j + S'_j u'_j + v_λ × S'_j u_j + S''_j u_j²,
+    dτ_j/dq_j += ⟨S'_j, Fc_j⟩
+
+(dAdv_j = 2 dVdq_j still). Gravity that a root's rows do not carry (the cart moves
+along x alone, the links' particles in the plane) is lifted to the root's
+acceleration from its children's acceleration at rest (_lifts). The residual it forms is then checked against
 the tree's Newton–Euler one (codegen.inverse) at two generic points; where they
 differ (a load not affine in u; a body whose gravity is a load rather than the root's
 carried acceleration, as in the Panda's merged hand with symbolic numbers) it returns
 None, and forward mode over
 the Newton–Euler program is used. Measured (codegen.program.operation_count of the
-derivative program, forward mode → this): iiwa 7,433 → 5,978, UR5 3,251 → 3,015,
-Panda 14,255 → 8,939, HyQ 5,236 → 4,050, Solo12 16,692 → 11,991, ANYmal 19,372 →
-12,229, Atlas 58,357 → 33,255, Talos 92,167 → 46,750. On the iiwa the pairs' dot
-products take about 40 operations a pair of joints (over q and u), each joint's
-vectors and its body's inertia, its rate and wrench in the root's frame about 700.
+derivative program, forward mode → this): iiwa 7,433 → 5,939, UR5 3,251 → 3,005,
+Panda 14,255 → 8,902, HyQ 5,236 → 4,050, Solo12 16,692 → 11,904, ANYmal 19,372 →
+12,142, Atlas 58,357 → 33,255 and Talos 92,167 → 46,750 (measured before dAdv was
+named once), the pendulum on a cart at n = 20 6,450 → 4,914, at n = 100 144,291 →
+104,591. On the iiwa (before CSE) the pairs' dot products take about 35 operations a
+pair of joints (over q and u); each joint about 730: its dFdq 139, its body's inertia
+in the root's frame 132, the body's wrench and the subtree's sum 90, the inertia's
+rate 73, dAdq 54, dFdv 45, the momentum 36, Yc S 32, Ẏc S 28, S ×* Hc 26, dVdq 23.
 """
 from __future__ import annotations
 
@@ -177,18 +191,20 @@ def _reason(eom) -> str | None:
                 return False
         return True
     for nd in tree.nodes:
-        if not over([e for row in nd.s for e in row] + [e for row in nd.Wx for e in row],
-                    consts):
-            return "an axis or an inertia that is not constant in its body"
+        if not over([e for row in nd.Wx for e in row], consts):
+            return "an inertia that is not constant in its body"
         if _rigid_parameters(nd.rows, nd.Wx) is None:
             return "an inertia that is not a rigid body's"
         if nd.parent < 0:               # a root, of any speeds: its frame is the reference
+            if not over([e for row in nd.s for e in row], consts):
+                return "a root's axis that is not constant in it"
             continue
         if len(nd.speeds) != 1 or nd.speeds[0] not in coordinate:
             return "a joint of several speeds, or of a speed that is no coordinate's rate"
-        if not over([e for row in nd.R for e in row] + list(nd.r),
-                    consts | {coordinate[nd.speeds[0]]}):
-            return "a joint whose transport depends on more than its own coordinate"
+        # the axis may turn with its own coordinate (a particle on its link, absolute angles)
+        if not over([e for row in nd.s for e in row] + [e for row in nd.R for e in row]
+                    + list(nd.r), consts | {coordinate[nd.speeds[0]]}):
+            return "a joint whose axis or transport depends on more than its own coordinate"
     return None
 
 
@@ -249,10 +265,11 @@ class _World:
     quantity named once: E turns the body's components into the root's, p is its
     reference point, S[k] the columns of its joint's axes."""
 
-    def __init__(self, nodes, S, h, T, ud, u, define):
-        self.define = define
+    def __init__(self, nodes, S, h, T, ud, u, define, turn, lift):
+        self.define, self.u, self.ud = define, u, ud
         n = len(nodes)
         self.E, self.p, self.S, self.v, self.a, self.dV = ([None] * n for _ in range(6))
+        self.Sp, self.Spp = [None] * n, [None] * n      # a joint's axis turning with its q
         for k, nd in enumerate(nodes):
             if nd.parent < 0:
                 E = [[sm.S.One if a == b else sm.S.Zero for b in range(3)] for a in range(3)]
@@ -268,11 +285,18 @@ class _World:
             own = [sm.Add(*[col[i] * u[j] for col, j in zip(self.S[k], nd.speeds)])
                    for i in range(6)]
             if nd.parent < 0:       # the root's velocity products are in its a0x
-                v, a = own, root_acceleration(h[k][0], own)
+                v, a = own, _add6(root_acceleration(h[k][0], own), lift[k])
             else:
-                # v × S u = v_λ × S u: the joint's dV = v_λ × S (_analytic's) times u
+                # Ṡ = v_λ × S + S' u (S' = ∂S/∂q of its own q, turn's): the joint's dV
+                # (_analytic's), and the acceleration's velocity product Ṡ u
                 vp, j = self.v[nd.parent], nd.speeds[0]
-                self.dV[k] = self.named(f"wdV{k}_", _mcross(vp, self.S[k][0]))
+                dV = _mcross(vp, self.S[k][0])
+                if turn[k] is not None:
+                    self.Sp[k] = self.named(f"wSp{k}_", self.motion(k, turn[k][0]))
+                    self.Spp[k] = self.named(f"wSpp{k}_", _add6(
+                        _mcross(self.S[k][0], self.Sp[k]), self.motion(k, turn[k][1])))
+                    dV = _add6(dV, [e * u[j] for e in self.Sp[k]])
+                self.dV[k] = self.named(f"wdV{k}_", dV)
                 v = _add6(vp, own)
                 a = _add6(self.a[nd.parent], [e * u[j] for e in self.dV[k]])
             self.v[k] = self.named(f"wv{k}_", v)
@@ -316,7 +340,7 @@ def rnea_derivatives(eom, tangents):
     # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
     # to forward mode over the whole program by _agrees)
     loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
-    world = _World(nodes, S, h, T, ud, u, define)
+    world = _World(nodes, S, h, T, ud, u, define, _turns(eom), _lifts(eom))
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]
     children = {k: [] for k in range(len(nodes))}
@@ -371,6 +395,47 @@ def rnea_derivatives(eom, tangents):
                 dtau[j][d] += _pair(col, vec)
     ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nd_)] for e in qd]
     return ud, define.temps, dtau, ddq, len(define.temps) - first
+
+
+def _turns(eom) -> list:
+    """Per node, None, or its axis' first and second derivatives over its own coordinate
+    (6-vectors in its components), where the axis turns with it."""
+    coordinate = _coordinates(eom)
+    out = []
+    for nd in eom.tree.nodes:
+        axis = [e for row in nd.s for e in row]
+        q = coordinate.get(nd.speeds[0]) if nd.parent >= 0 else None
+        if q is None or all(sm.diff(e, q) == 0 for e in axis):
+            out.append(None)
+            continue
+        first = [sm.diff(e, q) for e in axis]
+        out.append((_full(nd.rows, first), _full(nd.rows, [sm.diff(e, q) for e in first])))
+    return out
+
+
+def _lifts(eom) -> dict:
+    """root -> the spatial acceleration added to its a0x: gravity where the root's rows do
+    not carry it (a cart under a pendulum) and a child whose rest acceleration (a0x at
+    u = 0) is constant in the root's axes (numeric R) does; zero otherwise. _agrees
+    checks that it is every body's."""
+    nodes, out = eom.tree.nodes, {}
+    rest = {u: sm.S.Zero for u in eom.u}
+    for k, nd in enumerate(nodes):
+        if nd.parent >= 0:
+            continue
+        out[k] = [sm.S.Zero] * 6
+        if any(sm.sympify(e).subs(rest) != 0 for e in nd.a0x):
+            continue
+        for c in nodes:
+            if c.parent != k or not all(sm.sympify(e).is_number for row in c.R for e in row):
+                continue
+            g = [sm.sympify(e).subs(rest) for e in c.a0x]
+            if any(e.free_symbols & set(eom.q) for e in g) or any(e != 0 for e in g[:3]):
+                continue
+            R = sm.Matrix(c.R)          # child components = R (parent's): back by Rᵀ
+            out[k] = [sm.S.Zero] * 3 + list(R.T * sm.Matrix(g[3:]))
+            break
+    return out
 
 
 def _column_of(eom) -> dict:
@@ -432,23 +497,34 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
                 continue
             ap = world.a[nd.parent]
             dV[k, c] = world.dV[k]
-            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c])))
+            extra = []
+            if world.Sp[k] is not None:     # the axis turning with its own q: ∂(S u' + Ṡ u)
+                j, Sp = nd.speeds[0], world.Sp[k]
+                u, ud = world.u[j], world.ud[j]
+                extra = [[e * ud for e in Sp], [e * u for e in _mcross(vp, Sp)],
+                         [e * u * u for e in world.Spp[k]]]
+            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c]),
+                                                     *extra))
             dFq[k] = world.named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
                                                     _fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
-            dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, [2 * e for e in Yc[k](dV[k, c])]))
+            # dAdv = 2 dV, named once: each pair's ⟨YS, dAdv⟩ then takes no doubling
+            dAv[k, c] = world.named(f"wdAv{k}_{c}_", [2 * e for e in dV[k, c]])
+            dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, Yc[k](dAv[k, c])))
     path = {}
     for k, nd in enumerate(nodes):
         path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
     for k, nd in enumerate(nodes):
+        if world.Sp[k] is not None:         # ⟨∂S/∂q, Fc⟩ of its own q (S × S elsewhere)
+            j = nd.speeds[0]
+            dtau[j][column[j]] += _pair(world.Sp[k], Fc[k])
         for c, j in enumerate(nd.speeds):
             for i in path[k]:
                 # row j (k in the subtree of i), columns of i's q and u
                 for e, r in enumerate(nodes[i].speeds):
                     if dV[i, e] is not None:
                         dtau[j][column[r]] += _pair(G[k, c], dV[i, e]) + _pair(YS[k, c], dA[i, e])
-                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + (
-                        2 * _pair(YS[k, c], dV[i, e]) if dV[i, e] is not None
-                        else _pair(YS[k, c], dAv[i, e]))
+                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + _pair(YS[k, c],
+                                                                             dAv[i, e])
                     if i != k:      # row r (i above k), columns of k's q and u
                         dtau[r][column[j]] += _pair(world.S[i][e], dFq[k])
                         dtau[r][nq + j] += _pair(world.S[i][e], dFv[k])

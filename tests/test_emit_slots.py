@@ -7,6 +7,7 @@ import pytest
 import sympy as sm
 
 import codegen.emit as emit
+import codegen.jacobian as jacobian
 from codegen import GibbsAppellMethod, Options, generate
 from codegen import examples as ex
 from codegen.build import model_sources, neutral_equations
@@ -27,6 +28,8 @@ def parted(tmp_path_factory):
         mp.setattr(emit, "PART_OPERATIONS", {"tree": 60, "inverse_dynamics": 60})
         mp.setattr(emit, "PART_STATEMENTS", 40)
         mp.setattr(emit, "OPERATION_PART_STATEMENTS", 40)
+        # forward mode's Jacobian, the larger program (test_slots_are_reused_...)
+        mp.setattr(jacobian, "_analytic_program", lambda *args: None)
         _, src = model_sources(ga, "slots8", options=Options(jacobian=True))
         mod = generate(ga, "slots8", output_dir=tmp_path_factory.mktemp("slots"), jacobian=True)
     return model, mod, src
@@ -59,6 +62,9 @@ def test_slots_are_reused_and_never_clobbered(monkeypatch):
     """The Jacobian program's crossing values share slots: the scratch array is well under
     the temporaries' count and under the crossing values', and replaying the statements finds each value in its slot when read."""
     monkeypatch.setattr(emit, "PART_STATEMENTS", 40)
+    # forward mode's program: the analytic one (codegen.rnea_derivatives) has fewer
+    # values crossing parts (135 on this pendulum)
+    monkeypatch.setattr(jacobian, "_analytic_program", lambda *args: None)
     eq = neutral_equations(GibbsAppellMethod(**ex.n_pendulum_on_cart(N).kwargs), "slots",
                            None, None, Options.recursive, Signals())
     program = build_programs(eq, Options.unrolled_limit, True, False)["jacobian"]

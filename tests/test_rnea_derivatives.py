@@ -17,7 +17,7 @@ from codegen import jacobian as jac
 from codegen import rnea_derivatives as rd
 from codegen.bench.robots import robot_path
 from codegen.build import neutral_equations
-from codegen.examples import n_pendulum_on_cart
+from codegen.examples import n_pendulum_on_cart, stiff_pendulum
 from codegen.robots import from_urdf
 from codegen.symbolic import evaluate
 
@@ -74,6 +74,10 @@ def test_equal_to_forward_mode_in_fewer_operations(robot, monkeypatch, name):
     """The analytic derivative program's Jq, R, Jqr, Rr equal forward mode's over the
     Newton–Euler program (1e-12 relative) at two random states, in fewer operations."""
     _, eom, _ = robot(name)
+    _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch)
+
+
+def _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch):
     assert rd._reason(eom) is None
     monkeypatch.setattr(jac, "COMPARE_BELOW", 0)        # the analytic program, uncompared
     analytic = jac.jacobian_program(eom)
@@ -97,15 +101,51 @@ def test_a_wrong_structure_is_caught(robot, monkeypatch):
                                                   + list(eom.specifieds))) is None
 
 
-def test_pendulum_on_a_cart_stays_forward_mode():
-    """The pendulum on a cart's particles hang on absolute angles: a particle's axis, in
-    the Newtonian frame's components, turns with its angle, so no node fits."""
-    model = n_pendulum_on_cart(3)
-    eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "cart", model.constants,
+@pytest.fixture(scope="session")
+def pendulum():
+    """The 5-link pendulum on a cart: model and equations, formed once."""
+    model = n_pendulum_on_cart(5)
+    return model, neutral_equations(GibbsAppellMethod(**model.kwargs), "cart",
+                                    model.constants, model.specifieds)
+
+
+def test_pendulum_on_a_cart_equals_forward_mode(pendulum, monkeypatch):
+    """The pendulum on a cart's particles hang on absolute angles: each axis, in the
+    Newtonian frame, turns with its own angle (S' and S'' terms), and gravity is lifted
+    to the cart, whose rows do not carry it. Its derivatives equal forward mode's (1e-12)
+    at two random states, in fewer operations."""
+    _, eom = pendulum
+    _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch)
+
+
+def test_stiff_pendulum_equals_forward_mode(monkeypatch):
+    """The same with springs and dampers between the links (loads on the particles'
+    frames, depending on q and affine in u)."""
+    model = stiff_pendulum(4)
+    eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "stiff", model.constants,
                             model.specifieds)
-    assert rd._reason(eom) is not None
-    assert jac._analytic_program(eom, list(eom.q) + list(eom.u) + list(eom.specifieds),
-                                 []) is None
+    _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch)
+
+
+def test_pendulum_on_a_cart_equals_aba_derivatives(pendulum, outdir):
+    """Its compiled Jacobian against pin.computeABADerivatives on the same chain
+    (relative angles, codegen.bench.jacobian's)."""
+    pytest.importorskip("pinocchio")
+    from codegen.bench.jacobian import _pinocchio, derivatives_difference
+    from codegen.bench.simulate import to_relative
+    model, _ = pendulum
+    n = 5
+    mod = generate(GibbsAppellMethod(**model.kwargs), "rnead_cart", output_dir=outdir,
+                   jacobian=True)
+    pin, pm, data = _pinocchio(n, model.parameter_values)
+    p = mod.parameters(model.parameter_values)
+    rng = np.random.default_rng(3)
+    for _ in range(2):
+        x = np.concatenate([rng.uniform(-1.5, 1.5, n + 1), rng.uniform(-1.0, 1.0, n + 1)])
+        r = rng.uniform(-1.0, 1.0, 1)
+        q, v = to_relative(x, n)
+        assert derivatives_difference(mod.jacobian(0.0, x, p, r), pin, pm, data, q, v,
+                                      np.concatenate([r, np.zeros(n)])) < 1e-9
 
 
 @pytest.fixture(scope="session")
