@@ -180,8 +180,13 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 #: whole (whole, the compile grows faster than the function: -O2 1.5 s at 3,300 statements,
 #: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions, 2 to 9 %
 #: faster in three runs of four (1.72-1.78 -> 1.61-1.69 µs), the same in the fourth (whole,
-#: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole
-PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000}
+#: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole.
+#: The Jacobian's analytic derivative program (codegen.rnea_derivatives; fewer statements
+#: than PART_LIMIT, longer ones) whole -> parted, the same results bit for bit, quiet,
+#: alternating: the 20-link pendulum (4,914) build 3.3 -> 2.2 s, 4.10 -> 4.08 µs a call;
+#: iiwa (5,939) 3.5 -> 2.9 s, 2.17 -> 2.00 µs; HyQ (4,050) 4.8 -> 4.2 s, 2.17 -> 2.12 µs;
+#: Atlas 12.9 -> 13.0 µs, Talos 24.6 -> 23.1 µs (parted before, in parts of PART_STATEMENTS)
+PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000, "jacobian": 4000}
 
 #: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:
 #: compiled for size (CG_PART, PART_FLAGS), short parts run faster though their instructions
