@@ -110,13 +110,13 @@ def _negated(expr):
 #: the default (jacobian=None) builds the Jacobian while its derivative program stays
 #: within auto_limit definitions: AUTO_RATIO times the statements of the model's own
 #: programs (eval, M, the solve or the recursion, inverse dynamics), and at least
-#: AUTO_LIMIT, so that its build grows like the model's. The robots' take 0.9 to 1.3
-#: times their own (iiwa 1,380 for 1,351, Solo12 3,396 for 3,309, UR5 838 for 655), the
-#: pendulum on a cart's 0.6 at n = 12, 0.9 at 20 and 1.9 at 50, where forward mode over
-#: a chain grows as n² (the Jacobian's n² entries): built by default to n of about 35.
-#: Ask for it with jacobian=True. At most AUTO_CAP definitions by default: past it the
-#: derivative program's compile dominates the build (the Atlas: 25 s without, 77 s with it,
-#: against issue 31's 60 s; the iiwa 1.9 s and 4.6 s).
+#: AUTO_LIMIT, so that its build grows like the model's. Over a chain it grows as n² (the
+#: Jacobian's n² entries): with the analytic derivatives (codegen.rnea_derivatives) the
+#: pendulum on a cart gets it by default up to n = 40 (not at 44). Ask for it with
+#: jacobian=True. At most AUTO_CAP definitions by default: past it the derivative
+#: program's compile dominates the build (the Atlas, 3,467 with the analytic derivatives,
+#: builds in 25 s with it, quiet, against issue 31's 60 s; the Talos, 4,055, does not get
+#: it by default: 16 s without it, 30 s with it).
 AUTO_LIMIT, AUTO_RATIO, AUTO_CAP = 1000, 1.5, 4000
 
 
