@@ -80,6 +80,7 @@ def test_equal_to_forward_mode_in_fewer_operations(robot, monkeypatch, name):
 def _equal_to_forward_mode_in_fewer_operations(eom, monkeypatch):
     assert rd._reason(eom) is None
     monkeypatch.setattr(jac, "COMPARE_BELOW", 0)        # the analytic program, uncompared
+    monkeypatch.setattr(jac, "FORWARD_ONLY_SPEEDS", 0)  # however few the speeds
     analytic = jac.jacobian_program(eom)
     monkeypatch.setattr(jac, "_analytic_program", lambda *args: None)
     forward = jac.jacobian_program(eom)
