@@ -85,8 +85,9 @@ def _tree_inputs(eom, split=False, carry=False):
     h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
     then a named temporary; T[k] the transport into node k (None for a root). split
     (every node's h split as W a0 + b, codegen.tree): h is the pair (a0, b) of lists.
-    carry (with split; every child has its velocity product c, codegen.inverse): h is
-    the pair (a0x for a root, c for a child; bx) and W is Wx (codegen.tree.TreeNode)."""
+    carry (with split; codegen.inverse where every child has its velocity product c): h is
+    the pair (a0x for a root, c for a child: _carried_bias; bx) and W is Wx
+    (codegen.tree.TreeNode)."""
     tree = eom.tree
     split = split and all(nd.a0 is not None for nd in tree.nodes)
     carry = carry and split
@@ -94,7 +95,7 @@ def _tree_inputs(eom, split=False, carry=False):
     for k, nd in enumerate(tree.nodes):
         bias = (("a", nd.a0), ("b", nd.b)) if split else (("h", nd.h),)
         if carry:
-            bias = (("a", nd.a0x if nd.parent < 0 else nd.c), ("b", nd.bx))
+            bias = (("a", _carried_bias(nd)), ("b", nd.bx))
         for name, values in (("s", [e for row in nd.s for e in row]), *bias,
                              ("W", [e for row in (nd.Wx if carry else nd.W) for e in row]),
                              ("R", [e for row in nd.R or [] for e in row]), ("r", nd.r or [])):
@@ -122,7 +123,7 @@ def _tree_inputs(eom, split=False, carry=False):
     S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
          for k, nd in enumerate(nodes)]
     if carry:
-        h = [(get(k, "a", nd.a0x if nd.parent < 0 else nd.c), get(k, "b", nd.bx))
+        h = [(get(k, "a", _carried_bias(nd)), get(k, "b", nd.bx))
              for k, nd in enumerate(nodes)]
         W = [sm.Matrix(len(nd.rows), 6, get(k, "W", [e for row in nd.Wx for e in row]))
              for k, nd in enumerate(nodes)]
@@ -136,6 +137,16 @@ def _tree_inputs(eom, split=False, carry=False):
                     get(k, "r", nd.r), nd.rows, nodes[nd.parent].rows, define, k)
          for k, nd in enumerate(nodes)]
     return prog, define, out["qd"], S, W, h, Q, T
+
+
+def _carried_bias(nd) -> list:
+    """_tree_inputs' carried a: a root's a0x, a child's velocity product c; zeros for a
+    child without one, which only the analytic derivatives ask for (codegen.
+    rnea_derivatives: they read the roots' a0x alone, each body's acceleration formed in
+    its root's frame)."""
+    if nd.parent < 0:
+        return nd.a0x
+    return nd.c if nd.c is not None else [0] * 6
 
 
 #: (id of an eom, split, carry) -> (a weak reference to the eom, its inputs' program):

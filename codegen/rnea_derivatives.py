@@ -58,7 +58,6 @@ rate 73, dAdq 54, dFdv 45, the momentum 36, Yc S 32, Ẏc S 28, S ×* Hc 26, dVd
 """
 from __future__ import annotations
 
-import dataclasses
 import random
 
 import sympy as sm
@@ -90,11 +89,6 @@ def _mcross(m, n):
 def _fcross(m, f):
     """Force cross product m ×* f (f = (moment; force))."""
     return add(cross(m[:3], f[:3]), cross(m[3:], f[3:])) + cross(m[:3], f[3:])
-
-
-def _pair(f, m):
-    """⟨f, m⟩: a force on a motion."""
-    return dot(f, m)
 
 
 def _add6(*vs):
@@ -208,19 +202,6 @@ def _reason(eom) -> str | None:
     return None
 
 
-def _carried(eom):
-    """eom, or a copy whose tree gives every child a velocity product (zeros) where it
-    has none, so that _tree_inputs' carry reads every body's Wx and bx and each root's
-    a0x: the velocity products themselves are not read here (each body's acceleration
-    is formed in the root's frame)."""
-    tree = eom.tree
-    if tree.carried:
-        return eom
-    nodes = [nd if nd.parent < 0 or nd.c is not None else
-             dataclasses.replace(nd, c=[sm.S.Zero] * 6) for nd in tree.nodes]
-    return dataclasses.replace(eom, tree=dataclasses.replace(tree, nodes=nodes))
-
-
 def _coordinates(eom) -> dict:
     """speed index -> the coordinate whose rate it is (q' = u exactly)."""
     out = {}
@@ -330,7 +311,7 @@ def rnea_derivatives(eom, tangents):
         return None
     nq, nu, nr = eom.nq, eom.nu, len(eom.specifieds)
     nodes = eom.tree.nodes
-    prog, define, qd, S, W, h, Q, T = _tree_inputs(_carried(eom), split=True, carry=True)
+    prog, define, qd, S, W, h, Q, T = _tree_inputs(eom, split=True, carry=True)
     first = len(define.temps)
     u = list(eom.u)
     ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
@@ -340,7 +321,8 @@ def rnea_derivatives(eom, tangents):
     # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
     # to forward mode over the whole program by _agrees)
     loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
-    world = _World(nodes, S, h, T, ud, u, define, _turns(eom), _lifts(eom))
+    coordinate = _coordinates(eom)
+    world = _World(nodes, S, h, T, ud, u, define, _turns(eom, coordinate), _lifts(eom))
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]
     children = {k: [] for k in range(len(nodes))}
@@ -351,12 +333,14 @@ def rnea_derivatives(eom, tangents):
     tau = [None] * nu
     for k, nd in enumerate(nodes):
         for col, j in zip(world.S[k], nd.speeds):
-            tau[j] = _pair(col, Fc[k]) - Q[j]
+            tau[j] = dot(col, Fc[k]) - Q[j]
     if not _agrees(eom, define, tau, ud):
         return None
     nd_ = len(eom.q) + nu + nr
     dtau = [[sm.S.Zero] * nd_ for _ in range(nu)]
-    YS = _analytic(nodes, world, Yc, Ydc, Hc, Fc, _column_of(eom), nq, dtau)
+    index = {c: i for i, c in enumerate(eom.q)}     # a speed's column: its coordinate's
+    YS = _analytic(nodes, world, Yc, Ydc, Hc, Fc, {j: index[c] for j, c in coordinate.items()},
+                   nq, dtau)
     # forward mode: each root's u'-free acceleration, Q, q' and the loads over r
     roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
     seeds = [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads
@@ -392,15 +376,14 @@ def rnea_derivatives(eom, tangents):
         Lr[k] = {d: world.named(f"wL{k}_{d}_", vec) for d, vec in sorted(acc.items())}
         for d, vec in Lr[k].items():
             for col, j in zip(world.S[k], nd.speeds):
-                dtau[j][d] += _pair(col, vec)
+                dtau[j][d] += dot(col, vec)
     ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nd_)] for e in qd]
     return ud, define.temps, dtau, ddq, len(define.temps) - first
 
 
-def _turns(eom) -> list:
+def _turns(eom, coordinate) -> list:
     """Per node, None, or its axis' first and second derivatives over its own coordinate
-    (6-vectors in its components), where the axis turns with it."""
-    coordinate = _coordinates(eom)
+    (6-vectors in its components), where the axis turns with it; coordinate: _coordinates'."""
     out = []
     for nd in eom.tree.nodes:
         axis = [e for row in nd.s for e in row]
@@ -436,12 +419,6 @@ def _lifts(eom) -> dict:
             out[k] = [sm.S.Zero] * 3 + list(R.T * sm.Matrix(g[3:]))
             break
     return out
-
-
-def _column_of(eom) -> dict:
-    """speed index -> the column of its coordinate (the coordinate whose rate it is)."""
-    index = {c: i for i, c in enumerate(eom.q)}
-    return {j: index[c] for j, c in _coordinates(eom).items()}
 
 
 def _composites(nodes, world, load_b, children, define):
@@ -516,18 +493,18 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
     for k, nd in enumerate(nodes):
         if world.Sp[k] is not None:         # ⟨∂S/∂q, Fc⟩ of its own q (S × S elsewhere)
             j = nd.speeds[0]
-            dtau[j][column[j]] += _pair(world.Sp[k], Fc[k])
+            dtau[j][column[j]] += dot(world.Sp[k], Fc[k])
         for c, j in enumerate(nd.speeds):
             for i in path[k]:
                 # row j (k in the subtree of i), columns of i's q and u
                 for e, r in enumerate(nodes[i].speeds):
                     if dV[i, e] is not None:
-                        dtau[j][column[r]] += _pair(G[k, c], dV[i, e]) + _pair(YS[k, c], dA[i, e])
-                    dtau[j][nq + r] += _pair(G[k, c], world.S[i][e]) + _pair(YS[k, c],
+                        dtau[j][column[r]] += dot(G[k, c], dV[i, e]) + dot(YS[k, c], dA[i, e])
+                    dtau[j][nq + r] += dot(G[k, c], world.S[i][e]) + dot(YS[k, c],
                                                                              dAv[i, e])
                     if i != k:      # row r (i above k), columns of k's q and u
-                        dtau[r][column[j]] += _pair(world.S[i][e], dFq[k])
-                        dtau[r][nq + j] += _pair(world.S[i][e], dFv[k])
+                        dtau[r][column[j]] += dot(world.S[i][e], dFq[k])
+                        dtau[r][nq + j] += dot(world.S[i][e], dFv[k])
     return YS
 
 
