@@ -436,6 +436,7 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     if looped:
         statements, inputs, column = _column_loop(program, statements, inputs, over)
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
+                clones=kind in CLONED,
                 calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads, column=column,
@@ -462,6 +463,13 @@ TRIG_LOOP_PAIRS = 2
 #: Jacobian's solve (nu x w, row-major), the unit vectors E of a large tree's mass
 #: function (codegen.composite.mass_columns_program; column c writes M's rows i >= c)
 _COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
+
+
+#: the kinds of function compiled twice, the AVX copy taken where the processor has it
+#: (cg_math.h's CG_CLONES): the Jacobian's, where the straight-line code's decoding is
+#: what costs. Not the others: a clone doubles a function's compile, and the right-hand
+#: side and inverse dynamics are several times Pinocchio's already
+CLONED = frozenset({"jacobian", "parameter_jacobian", "columns"})
 
 
 def _executed(program: Program, kind: str) -> int:
@@ -711,7 +719,9 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                              ("CG_UNROLLED", solve),
                              ("CG_QDOT_IS_U", list(eom.qdot) == list(eom.u)),
                              ("CG_HOLONOMIC", bool(c) and 0 < c.nh == c.nc),
-                             ("CG_OUTPUT_FORCES", eom.output_forces)) if on]
+                             ("CG_OUTPUT_FORCES", eom.output_forces),
+                             ("CG_JACOBIAN_UD", "jacobian" in programs and "ud" in dict(
+                                 programs["jacobian"].outputs))) if on]
     outputs = entry_names(eom.outputs)
     impact_start, rows = [], 0
     for event in eom.events:             # the impacts' rows, event by event (CSR offsets)

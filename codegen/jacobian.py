@@ -34,7 +34,7 @@ from .forward import forward
 from .inverse import inverse_program
 from .program import Program, make_program
 from .progress import checkpoint
-from .rnea_derivatives import rnea_derivatives
+from .rnea_derivatives import rnea_derivatives, solve_operations
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 
@@ -127,14 +127,19 @@ def auto_limit(programs: dict) -> int:
     return max(AUTO_LIMIT, min(int(AUTO_RATIO * own), AUTO_CAP))
 
 
-def jacobian_program(eom, limit: int | None = None) -> Program | None:
+def jacobian_program(eom, limit: int | None = None, rhs_operations: int | None = None
+                     ) -> Program | None:
     """Outputs Jq, R (over the states) and Jqr, Rr (over the specified inputs), row-major;
-    input array ud (u'). Only for models without run-time constraints. None when the
-    derivative program would exceed limit definitions."""
+    input array ud (u'), or with the analytic derivatives where solving u' costs less than
+    the right-hand side's rhs_operations (rnea_derivatives.solve_operations) output ud
+    (u', solved by the program: the runtime then calls no right-hand side first). Only
+    for models without run-time constraints. None when the derivative program would
+    exceed limit definitions."""
     nx, nr = eom.nq + eom.nu, len(eom.specifieds)
     return _derivative_program(eom, list(eom.q) + list(eom.u) + list(eom.specifieds),
                                [("Jq", "qd", 0, nx), ("R", "res", 0, nx),
-                                ("Jqr", "qd", nx, nr), ("Rr", "res", nx, nr)], limit)
+                                ("Jqr", "qd", nx, nr), ("Rr", "res", nx, nr)], limit,
+                               rhs_operations)
 
 
 def parameter_jacobian_program(eom) -> Program:
@@ -209,13 +214,17 @@ COMPARE_BELOW = 4000
 FORWARD_ONLY_SPEEDS = 5
 
 
-def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
+def _derivative_program(eom, wrt: list, groups: list, limit, rhs_operations=None
+                        ) -> Program | None:
     """The derivatives over wrt of q' ("qd") and of F - M u' ("res"), as output arrays
     [(name, of, first direction, count)]; None past limit definitions. Over q, u and r of
     a tree that fits, the analytic derivatives (_analytic_program) where they have fewer
-    operations, else forward mode over the value program."""
+    operations (with u' solved where that costs less than rhs_operations, the
+    right-hand side's, which forward mode's program then needs first), else forward
+    mode over the value program."""
     if wrt == list(eom.q) + list(eom.u) + list(eom.specifieds) and eom.nu > FORWARD_ONLY_SPEEDS:
-        analytic = _analytic_program(eom, wrt, groups)
+        solve = rhs_operations is not None and solve_operations(eom) < rhs_operations
+        analytic = _analytic_program(eom, wrt, groups, solve)
         if analytic is not None:
             program, count = analytic
             if limit is not None and count > limit:
@@ -223,8 +232,9 @@ def _derivative_program(eom, wrt: list, groups: list, limit) -> Program | None:
             if program.operation_count > COMPARE_BELOW:
                 return program
             forward = _forward_program(eom, wrt, groups, limit)
+            rhs = rhs_operations if solve else 0
             return forward if forward is not None and \
-                forward.operation_count < program.operation_count else program
+                forward.operation_count + rhs < program.operation_count else program
     return _forward_program(eom, wrt, groups, limit)
 
 
@@ -258,12 +268,14 @@ def _forward_program(eom, wrt: list, groups: list, limit) -> Program | None:
     return make_program(plain, arrays, extra_inputs=extra, extra_intermediates=defs)
 
 
-def _analytic_program(eom, wrt, groups) -> tuple | None:
+def _analytic_program(eom, wrt, groups, solve: bool = False) -> tuple | None:
     """(program, definitions): the same outputs over q, u and r from the Newton–Euler
-    residual's analytic derivatives (codegen.rnea_derivatives), or None where the tree
-    does not fit."""
+    residual's analytic derivatives (codegen.rnea_derivatives), with solve u' too
+    (output ud), or None where the tree does not fit."""
     tangents = _Tangents(wrt)
-    found = rnea_derivatives(eom, tangents)
+    found = rnea_derivatives(eom, tangents, solve)
+    if found is False:                  # the solve of u' failed its check: without it
+        return _analytic_program(eom, wrt, groups)
     if found is None:
         return None
     ud, temporaries, dtau, ddq, count = found
@@ -271,7 +283,9 @@ def _analytic_program(eom, wrt, groups) -> tuple | None:
     arrays = [(name, [row[first + k] for row in of[which] for k in range(count)])
               for name, which, first, count in groups]
     kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(temporaries)]
-    extra = [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
+    extra = [] if solve else [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
+    if solve:
+        arrays = [("ud", list(ud))] + arrays
     defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
     return make_program(dataclasses.replace(eom, intermediates=[]), arrays, extra_inputs=extra,
                         extra_intermediates=defs), count + len(tangents.defs)

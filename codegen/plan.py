@@ -141,7 +141,11 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     auto_skip = jacobian is None and (
         looped or programs["eval"].operation_count > 10 * limit)
     if jacobian is not False and c is None and not auto_skip:
-        program = jac.jacobian_program(eom, None if jacobian else limit)
+        # the right-hand side the Jacobian would call first for u' (cg_jacobian), unless
+        # its program solves u' itself for less
+        rhs = programs["tree"] if "tree" in programs else programs.get("solve")
+        program = jac.jacobian_program(eom, None if jacobian else limit,
+                                       rhs.operation_count if rhs is not None else None)
         if program is not None:
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:

@@ -68,6 +68,7 @@ from .inverse import inverse_program
 from .program import live_temporaries, operation_count
 from .recursive import _tree_inputs
 from .symbolic import evaluate, vanishes
+from .solve import ldl_factor, ldl_solve
 from .vec3 import add, cross, dot, matvec
 
 __all__ = ["rnea_derivatives"]
@@ -246,10 +247,13 @@ class _World:
     quantity named once: E turns the body's components into the root's, p is its
     reference point, S[k] the columns of its joint's axes."""
 
-    def __init__(self, nodes, S, h, T, ud, u, define, turn, lift):
+    def __init__(self, nodes, S, h, T, ud, u, define, turn, lift, split=False):
         self.define, self.u, self.ud = define, u, ud
         n = len(nodes)
         self.E, self.p, self.S, self.v, self.a, self.dV = ([None] * n for _ in range(6))
+        # split (u' solved by the caller, _solve_ud): the acceleration at u' = 0 (a0) and
+        # u''s share (A) apart, a = a0 + A
+        self.a0, self.A = ([None] * n for _ in range(2)) if split else (None, None)
         self.Sp, self.Spp = [None] * n, [None] * n      # a joint's axis turning with its q
         for k, nd in enumerate(nodes):
             if nd.parent < 0:
@@ -281,9 +285,16 @@ class _World:
                 v = _add6(vp, own)
                 a = _add6(self.a[nd.parent], [e * u[j] for e in self.dV[k]])
             self.v[k] = self.named(f"wv{k}_", v)
-            self.a[k] = self.named(f"wa{k}_", _add6(a, [sm.Add(*[col[i] * ud[j] for col, j in
-                                                             zip(self.S[k], nd.speeds)])
-                                                    for i in range(6)]))
+            own_ud = [sm.Add(*[col[i] * ud[j] for col, j in zip(self.S[k], nd.speeds)])
+                      for i in range(6)]
+            if split:
+                if nd.parent >= 0:
+                    a = _add6(self.a0[nd.parent], [e * u[j] for e in self.dV[k]])
+                    own_ud = _add6(self.A[nd.parent], own_ud)
+                self.a0[k] = self.named(f"wa0{k}_", a)
+                self.A[k] = self.named(f"wA{k}_", own_ud)
+                a, own_ud = self.a0[k], self.A[k]
+            self.a[k] = self.named(f"wa{k}_", _add6(a, own_ud))
 
     def named(self, label, vec):
         return [self.define(f"{label}{i}", e) for i, e in enumerate(vec)]
@@ -301,12 +312,16 @@ class _World:
         return add(n, cross(p, g)) + g
 
 
-def rnea_derivatives(eom, tangents):
+def rnea_derivatives(eom, tangents, solve: bool = False):
     """(ud, temporaries, dtau, ddq, count): the derivatives of tau = M u' - F over the
     states and inputs of a tree whose joints fit (see the module), or None. tangents
     (over q, u, r in that order, codegen.jacobian's): its definitions take the
     forward-mode parts. temporaries: (symbol, expr) of the values; dtau[i][k] =
-    dtau_i/dx_k, ddq[i][k] the same of q'; count: the definitions formed here."""
+    dtau_i/dx_k, ddq[i][k] the same of q'; count: the definitions formed here. ud: the
+    symbols of u', inputs cg_ud<j>; with solve, temporaries (cg_ud<j>) of the program,
+    u' solved from the quantities the derivatives form anyway (_solve_ud), so that the
+    Jacobian needs no call of the right-hand side first (False where that solve fails
+    its check, _solves)."""
     if _reason(eom) is not None:
         return None
     nq, nu, nr = eom.nq, eom.nu, len(eom.specifieds)
@@ -317,30 +332,40 @@ def rnea_derivatives(eom, tangents):
     ud = [sm.Dummy(f"ud{j}") for j in range(nu)]
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
-        define.used.add(f"cg_ud{j}")
+        define.used.add(f"cg_ud{j}")        # an input, or with solve a temporary
     # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
     # to forward mode over the whole program by _agrees)
     loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
     coordinate = _coordinates(eom)
-    world = _World(nodes, S, h, T, ud, u, define, _turns(eom, coordinate), _lifts(eom))
+    world = _World(nodes, S, h, T, ud, u, define, _turns(eom, coordinate), _lifts(eom),
+                   split=solve)
     it = iter(loads)
     load_b = [[next(it) for _ in nd.rows] for nd in nodes]
     children = {k: [] for k in range(len(nodes))}
     for k, nd in enumerate(nodes):
         if nd.parent >= 0:
             children[nd.parent].append(k)
-    Yc, Ydc, Hc, Fc = _composites(nodes, world, load_b, children, define)
+    Yc, Ydc, Hc, Fc, Fc0 = _composites(nodes, world, load_b, children, define)
     tau = [None] * nu
     for k, nd in enumerate(nodes):
         for col, j in zip(world.S[k], nd.speeds):
             tau[j] = dot(col, Fc[k]) - Q[j]
     if not _agrees(eom, define, tau, ud):
         return None
+    YS = {(k, c): world.named(f"wYS{k}_{c}_", Yc[k](Sk))
+          for k in range(len(nodes)) for c, Sk in enumerate(world.S[k])}
+    if solve:
+        solved = _solve_ud(nodes, world, YS, Fc0, Q, define)
+        if solved is None:
+            return False
+        define.temps = _dependency_order(define.temps + list(zip(ud, solved)))
+        if not _solves(define, tau):
+            return False
     nd_ = len(eom.q) + nu + nr
     dtau = [[sm.S.Zero] * nd_ for _ in range(nu)]
     index = {c: i for i, c in enumerate(eom.q)}     # a speed's column: its coordinate's
-    YS = _analytic(nodes, world, Yc, Ydc, Hc, Fc, {j: index[c] for j, c in coordinate.items()},
-                   nq, dtau)
+    _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, {j: index[c] for j, c in coordinate.items()},
+              nq, dtau)
     # forward mode: each root's u'-free acceleration, Q, q' and the loads over r
     roots = [k for k, nd in enumerate(nodes) if nd.parent < 0]
     seeds = [e for k in roots for e in h[k][0]] + list(Q) + list(qd) + loads
@@ -423,9 +448,13 @@ def _lifts(eom) -> dict:
 
 def _composites(nodes, world, load_b, children, define):
     """Over each subtree, in the root's frame: the inertia Yc, its rate Ẏc, the
-    momentum Hc and the wrench Fc (W a + v×* W v + the loads)."""
+    momentum Hc and the wrench Fc (W a + v×* W v + the loads); with the world's split
+    (_World), also the wrench at u' = 0, Fc0 (else None), and Fc = Fc0 + the sum of the
+    bodies' W A."""
     n = len(nodes)
     Yc, Ydc, Hc, Fc = ([None] * n for _ in range(4))
+    split = world.a0 is not None
+    Fc0, FcA = [None] * n, [None] * n
     for k in reversed(range(n)):
         nd = nodes[k]
         m, hb, Ib = _rigid_parameters(nd.rows, nd.Wx)
@@ -447,23 +476,32 @@ def _composites(nodes, world, load_b, children, define):
                  - Y.h[a] * lin[b] for b in range(3)] for a in range(3)]
         Yd = _Inertia(sm.S.Zero, hdot, Idot).named(f"wYd{k}", define)
         mom = world.named(f"wH{k}_", Y(vk))
-        f = _add6(Y(world.a[k]), _fcross(vk, mom), world.force(k, _full(nd.rows, load_b[k])))
+        f = _add6(Y(world.a0[k] if split else world.a[k]), _fcross(vk, mom),
+                  world.force(k, _full(nd.rows, load_b[k])))
+        fA = Y(world.A[k]) if split else None
         for c in children[k]:
             Y, Yd = Y + Yc[c], Yd + Ydc[c]
-            mom, f = _add6(mom, Hc[c]), _add6(f, Fc[c])
+            mom = _add6(mom, Hc[c])
+            if split:
+                f, fA = _add6(f, Fc0[c]), _add6(fA, FcA[c])
+            else:
+                f = _add6(f, Fc[c])
         Yc[k], Ydc[k] = Y.named(f"wYc{k}", define), Yd.named(f"wYdc{k}", define)
-        Hc[k], Fc[k] = world.named(f"wHc{k}_", mom), world.named(f"wFc{k}_", f)
-    return Yc, Ydc, Hc, Fc
+        Hc[k] = world.named(f"wHc{k}_", mom)
+        if split:
+            Fc0[k], FcA[k] = world.named(f"wFc0{k}_", f), world.named(f"wFA{k}_", fA)
+            f = _add6(Fc0[k], FcA[k])
+        Fc[k] = world.named(f"wFc{k}_", f)
+    return Yc, Ydc, Hc, Fc, (Fc0 if split else None)
 
 
-def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
-    """dtau over q and u from the rigid bodies (the module's formulas), added to dtau.
-    Returns YS: (node, column) -> Yc S."""
-    YS, G, dV, dA, dAv, dFq, dFv = {}, {}, {}, {}, {}, {}, {}
+def _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, column, nq, dtau) -> None:
+    """dtau over q and u from the rigid bodies (the module's formulas), added to dtau;
+    YS: (node, column) -> Yc S."""
+    G, dV, dA, dAv, dFq, dFv = {}, {}, {}, {}, {}, {}
     for k, nd in enumerate(nodes):
         vp = world.v[k] if nd.parent < 0 else world.v[nd.parent]
         for c, Sk in enumerate(world.S[k]):
-            YS[k, c] = world.named(f"wYS{k}_{c}_", Yc[k](Sk))
             YdS = world.named(f"wYdS{k}_{c}_", Ydc[k](Sk))          # G's and dFv's
             SxH = world.named(f"wSH{k}_{c}_", _fcross(Sk, Hc[k]))
             G[k, c] = world.named(f"wG{k}_{c}_", [x - y for x, y in zip(YdS, SxH)])
@@ -505,7 +543,99 @@ def _analytic(nodes, world, Yc, Ydc, Hc, Fc, column, nq, dtau) -> dict:
                     if i != k:      # row r (i above k), columns of k's q and u
                         dtau[r][column[j]] += dot(world.S[i][e], dFq[k])
                         dtau[r][nq + j] += dot(world.S[i][e], dFv[k])
-    return YS
+
+
+#: operations solve_operations counts: a dot product of 6-vectors (M's entry, a bias),
+#: a multiply-add of the factor or its solves, and a body's split of its acceleration
+#: (a0 and A apart: their sums and Y A)
+_DOT, _MADD, _SPLIT = 11, 2, 60
+
+
+def solve_operations(eom) -> int:
+    """About the operations rnea_derivatives(solve=True) adds: M's entries and the
+    bias as dot products, the factor (no fill-in: row j holds the speeds on j's path)
+    and its two solves, and each body's split; from the structure alone, to weigh
+    against the right-hand side the Jacobian then does not call."""
+    nodes = eom.tree.nodes if eom.tree is not None else []
+    above, count = {}, 0
+    for k, nd in enumerate(nodes):
+        above[k] = (0 if nd.parent < 0 else above[nd.parent] + len(nodes[nd.parent].speeds))
+        for c in range(len(nd.speeds)):
+            row = above[k] + c                  # the entries of the factor's row, off D
+            count += _DOT * (row + 2) + _MADD * (row * (row + 1) // 2 + 2 * row + 1)
+        count += _SPLIT
+    return count
+
+
+def _solve_ud(nodes, world, YS, Fc0, Q, define) -> list | None:
+    """u' of M u' = -tau0 (per speed, in eom.u's order), or None if M's factor has a
+    pivot zero by structure: M's entries by the composite-rigid-body algorithm in the
+    root's frame, <S_i, Yc_j S_j> for i on j's path (Yc S: the derivatives' YS), tau0 the
+    residual at u' = 0 (Fc0), M factored L D Lᵀ in an order that takes every joint
+    before the joints above it, which over a tree has no fill-in (as codegen.columns'
+    factors)."""
+    nu = len(Q)
+    order = [j for k in reversed(range(len(nodes))) for j in reversed(nodes[k].speeds)]
+    row = {j: i for i, j in enumerate(order)}
+    entries, bias, path = {}, [None] * nu, {}
+    for k, nd in enumerate(nodes):
+        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
+        for c, j in enumerate(nd.speeds):
+            bias[row[j]] = -(dot(world.S[k][c], Fc0[k]) - Q[j])
+            for i in path[k]:
+                for e, r in enumerate(nodes[i].speeds):
+                    if i != k or e <= c:
+                        entries[max(row[j], row[r]), min(row[j], row[r])] = \
+                            dot(world.S[i][e], YS[k, c])
+    factors = ldl_factor({key: e for key, e in entries.items() if e != 0}, nu, define, "wm")
+    if factors is None:
+        return None
+    x = ldl_solve(factors, bias, define, "wy", "wz")
+    return [x[row[j]] for j in range(nu)]
+
+
+def _dependency_order(temps: list) -> list:
+    """temps with each definition before its uses, otherwise in the order given (u',
+    defined last by _solve_ud, moves up to before the first acceleration that has it)."""
+    index = {s: k for k, (s, _) in enumerate(temps)}
+    done, out = [False] * len(temps), []
+    for start in range(len(temps)):
+        stack = [start]
+        while stack:
+            k = stack[-1]
+            if done[k]:
+                stack.pop()
+                continue
+            pending = [index[a] for a in temps[k][1].free_symbols
+                       if a in index and not done[index[a]]]
+            if pending:
+                stack.extend(sorted(pending, reverse=True))
+                continue
+            done[k] = True
+            out.append(temps[k])
+            stack.pop()
+    return out
+
+
+def _solves(define, tau) -> bool:
+    """Whether the residual vanishes at the solved u' at two generic points (relative to
+    the size of its terms): the check of _solve_ud's M and bias, as _agrees checks tau."""
+    for point in range(2):
+        rng = random.Random(4321 + point)
+        leaves = {}
+
+        def leaf(atom):
+            if atom not in leaves:
+                leaves[atom] = rng.uniform(0.3, 1.3)
+            return leaves[atom]
+        memo = {}
+        for s, e in define.temps:
+            memo[s] = evaluate(e, memo, leaf)
+        values = [evaluate(sm.sympify(e), memo, leaf) for e in tau]
+        scale = 1.0 + max(abs(v) for v in memo.values())
+        if not all(abs(v) <= _CHECK_TOL * scale for v in values):     # nan too
+            return False
+    return True
 
 
 def _agrees(eom, define, tau, ud) -> bool:

@@ -50,6 +50,14 @@ static int cg_jacobian_start(const cg_model *m, double t, const double *x, const
                       : cg_factored_dynamics(m, t, x, p, r, dx, M, inv, piv);
 }
 
+/* whether the jacobian function solves u' itself (CG_JACOBIAN_UD, with M's factors in
+   the columns function): then no right-hand side runs first, and one runs only to
+   diagnose a Jacobian that is not finite (a mass matrix that is not positive definite) */
+static int cg_jacobian_solves(const cg_model *m)
+{
+    return (m->flags & CG_JACOBIAN_UD) && m->columns;
+}
+
 /* B (nu x w, row-major) <- M^-1 B: column by column through the model's columns
    function (state: B is R, whose structural zeros it may skip), or with M's factors */
 static void cg_jacobian_solve(const cg_model *m, double t, const double *x, const double *p,
@@ -70,11 +78,17 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
     int piv[CG_LEN(nu)], code;
     double *Jin = Jr ? Jr : scratch;
     if (!m->jacobian) return CG_ERR_NO_JACOBIAN;
-    if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
+    if (cg_jacobian_solves(m)) {
+        if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
+    } else if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     /* [Jq; R] straight into J's rows, [Jqr; Rr] into Jr's, then R and Rr solved in place */
     m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr);
     cg_jacobian_solve(m, t, x, p, r, M, inv, piv, J + nq * nx, nx, 1);
-    if (!cg_all_finite(J, nx * nx)) return CG_ERR_OUTPUT;
+    if (!cg_all_finite(J, nx * nx)) {
+        /* the right-hand side's own diagnosis first (a singular M, a kinematic one) */
+        if (cg_jacobian_solves(m) && (code = cg_rhs(m, t, x, p, r, dx))) return code;
+        return CG_ERR_OUTPUT;
+    }
     if (Jr && nr) {
         cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jr + nq * nr, nr, 0);
         if (!cg_all_finite(Jr, nx * nr)) return CG_ERR_OUTPUT;

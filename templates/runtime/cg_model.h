@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 11
+#define CG_ABI_VERSION 12
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -86,7 +86,8 @@ extern "C" {
     X(CG_UNROLLED, 4, "M u' = F has an unrolled L D L^T (ldl)") \
     X(CG_QDOT_IS_U, 8, "the speeds are the coordinates' rates: q' = u") \
     X(CG_HOLONOMIC, 16, "run-time constraints, every row from a configuration constraint (0 < nh == nc)") \
-    X(CG_OUTPUT_FORCES, 32, "the last nc outputs are the constraint forces lambda, which the runtime computes (cg_outputs)")
+    X(CG_OUTPUT_FORCES, 32, "the last nc outputs are the constraint forces lambda, which the runtime computes (cg_outputs)") \
+    X(CG_JACOBIAN_UD, 64, "the jacobian function solves u' itself, into ud (else it reads u' there)")
 
 /* X(symbol, value, meaning): the properties of an integration method */
 #define CG_PROPERTY_LIST(X) \
@@ -142,10 +143,10 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     X(position, (CG_MODEL_INPUTS, double *f, double *fq)) \
     /* A and B of the constraints A u = B (nc x nu, row-major; nc); NULL unless nc > 0 */ \
     X(velocity, (CG_MODEL_INPUTS, double *A, double *B)) \
-    /* the analytic Jacobian's parts at x, u' = ud given: dq'/dx (nq x nx) into Jq, \
-       dF/dx - (dM/dx) ud (nu x nx) into R, and the same over r (nq x nr, nu x nr); \
-       NULL with run-time constraints */ \
-    X(jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jq, double *R, double *Jqr, \
+    /* the analytic Jacobian's parts at x and u' (given in ud, or under CG_JACOBIAN_UD \
+       solved into it): dq'/dx (nq x nx) into Jq, dF/dx - (dM/dx) u' (nu x nx) into R, \
+       and the same over r (nq x nr, nu x nr); NULL with run-time constraints */ \
+    X(jacobian, (CG_MODEL_INPUTS, double *ud, double *Jq, double *R, double *Jqr, \
                  double *Rr)) \
     /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
        (nu x np) into Rp; NULL unless asked for */ \
