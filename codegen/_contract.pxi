@@ -40,6 +40,7 @@ cdef extern from "cg_model.h":
     int CG_QDOT_IS_U
     int CG_HOLONOMIC
     int CG_OUTPUT_FORCES
+    int CG_JACOBIAN_UD
     int CG_FIXED_STEP
     int CG_TOLERANCES
     int CG_FORMS_JACOBIAN
@@ -61,7 +62,7 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_ldl_fn)(const double *M, double *F, double *D) noexcept nogil
     ctypedef void (*cg_position_fn)(double t, const double *x, const double *p, const double *r, double *f, double *fq) noexcept nogil
     ctypedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r, double *A, double *B) noexcept nogil
-    ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jq, double *R, double *Jqr, double *Rr) noexcept nogil
+    ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, double *ud, double *Jq, double *R, double *Jqr, double *Rr) noexcept nogil
     ctypedef void (*cg_parameter_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jqp, double *Rp) noexcept nogil
     ctypedef void (*cg_columns_fn)(double t, const double *x, const double *p, const double *r, double *B, int w, int state) noexcept nogil
     ctypedef void (*cg_outputs_fn)(double t, const double *x, const double *p, const double *r, double *y) noexcept nogil

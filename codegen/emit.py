@@ -145,6 +145,8 @@ class _Printer(C99CodePrinter):
         b, e = expr.base, expr.exp
         if e.is_Integer and e != 0:
             n = abs(int(e))
+            if n == 1 and not b.is_Symbol:     # 1/x of a compound x (M's guarded pivot: 1/fmax(0, d))
+                return f"1.0/{self.parenthesize(b, 1000)}"
             if b.is_Symbol and n <= self._MAX_UNROLL:
                 prod = "*".join([self._print(b)] * n)
             elif n == 2:

@@ -7,9 +7,11 @@ With M(q, r, t) u' = F(x, r, t), differentiating at a state where u' is known:
 
 and the same over the specified inputs r (Jqr, Rr). The program takes u'
 as an input array (the runtime computes it first with the model's own
-solve) and returns Jq and R; the runtime then solves M Z = R with M's
-factorization (cg_jacobian). No finite differences, and no blind
-differentiation of M⁻¹F.
+solve), or, the analytic derivatives' where that costs less than the
+right-hand side, solves u' itself from what they form anyway (output ud;
+codegen.rnea_derivatives), and returns Jq and R; the runtime then solves
+M Z = R with M's factorization (cg_jacobian). No finite differences, and no
+blind differentiation of M⁻¹F.
 
 The derivatives are forward-mode differentiation of the straight-line
 program of q' and F - M u' (after its CSE; over a tree of bodies, of the

@@ -587,7 +587,10 @@ def _solve_ud(nodes, world, YS, Fc0, Q, define) -> list | None:
                     if i != k or e <= c:
                         entries[max(row[j], row[r]), min(row[j], row[r])] = \
                             dot(world.S[i][e], YS[k, c])
-    factors = ldl_factor({key: e for key, e in entries.items() if e != 0}, nu, define, "wm")
+    # a pivot that is not positive (parameters of no rigid body) makes u' infinite: the
+    # runtime's finiteness check then reports the mass matrix (cg_jacobian)
+    factors = ldl_factor({key: e for key, e in entries.items() if e != 0}, nu, define, "wm",
+                         positive=True)
     if factors is None:
         return None
     x = ldl_solve(factors, bias, define, "wy", "wz")

@@ -44,13 +44,15 @@ class _TooLarge(Exception):
     pass
 
 
-def ldl_factor(a: dict, n: int, define, tag: str = ""):
+def ldl_factor(a: dict, n: int, define, tag: str = "", positive: bool = False):
     """L D Lᵀ of a symmetric n x n matrix given as {(i, j): entry} for j <= i
     (a missing entry is a structural zero), each quantity written through
     define(label, expr), which returns what later expressions use (a symbol,
     or the expression itself if it is trivial). Returns (L, d, inv): L[i, j]
     for j < i (0 where it stays zero), the pivots d and their reciprocals;
-    None if a pivot is zero by structure."""
+    None if a pivot is zero by structure. positive: each reciprocal as
+    1 / max(d, 0), infinite where a pivot is not positive, for a caller whose matrix
+    must be positive definite and whose finiteness check then reports it."""
     w, L, d, inv = {}, {}, [], []
     for i in range(n):
         for j in range(i):
@@ -62,7 +64,8 @@ def ldl_factor(a: dict, n: int, define, tag: str = ""):
                                              _terms((w[i, k], L[i, k]) for k in range(i)))))
         if d[i] == 0:
             return None
-        inv.append(define(f"{tag}e{i}", sm.Pow(d[i], -1, evaluate=False)))
+        inv.append(define(f"{tag}e{i}", sm.Pow(sm.Max(d[i], 0) if positive else d[i], -1,
+                                                evaluate=False)))
     return L, d, inv
 
 

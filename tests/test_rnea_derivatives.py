@@ -188,3 +188,49 @@ def test_jacobian_equals_aba_derivatives(robot, compiled, name):
         scale = max(1.0, np.abs(pd.ddq_dq).max(), np.abs(dv).max())
         assert np.abs(J[:, :nq] - pd.ddq_dq).max() / scale < 1e-9
         assert np.abs(J[:, nq:] - dv).max() / scale < 1e-9
+
+
+@pytest.mark.parametrize("name", ["iiwa", "solo12"])
+def test_solved_accelerations_equal_the_recursion(robot, name):
+    """With u' solved in the program (solve=True: M from the derivatives' Yc S, factored
+    without fill-in, and the residual at u' = 0), its output ud equals the
+    articulated-body recursion's u' at random states (a chain; a free-flyer's six speeds
+    with four legs), and its R equals the one from u' given; solve_operations says it
+    costs less than the recursion."""
+    from codegen.recursive import tree_program
+    _, eom, _ = robot(name)
+    tree = tree_program(eom)
+    assert rd.solve_operations(eom) < tree.operation_count
+    solved = jac.jacobian_program(eom, None, tree.operation_count)
+    given = jac.jacobian_program(eom, None, None)
+    assert "ud" in dict(solved.outputs) and "ud" not in dict(given.outputs)
+    rng = random.Random(11)
+    for _ in range(2):
+        values = {}
+        ours = _outputs(solved, values, rng)
+        theirs = _outputs(tree, values, rng)
+        scale = 1.0 + np.abs(theirs["ud"]).max()
+        assert np.abs(ours["ud"] - theirs["ud"]).max() / scale < 1e-10
+        values.update({f"cg_ud{j}": float(v) for j, v in enumerate(ours["ud"])})
+        again = _outputs(given, values, rng)
+        assert np.abs(ours["R"] - again["R"]).max() / (1.0 + np.abs(again["R"]).max()) < 1e-10
+
+
+def test_solved_jacobian_reports_a_mass_matrix_not_positive_definite(robot, outdir):
+    """The compiled Jacobian that solves u' itself (CG_JACOBIAN_UD) at parameters of no
+    rigid body (the last link's inertia about its axis negative): the mass matrix named,
+    as by the right-hand side, not finite numbers of an indefinite M."""
+    from codegen.errors import DynamicsError
+    path, floating, options = robot_path("iiwa", SHARED)
+    model = from_urdf(path, floating_base=floating, symbolic=True, **options)
+    mod = generate(GibbsAppellMethod(**model.kwargs), "iiwa_symbolic_ud", output_dir=outdir,
+                   specifieds=model.specifieds, constants=model.constants, jacobian=True)
+    assert "CG_JACOBIAN_UD" in (Path(outdir) / "iiwa_symbolic_ud" / "iiwa_symbolic_ud.c").read_text()
+    x = np.array(model.initial_state, float) + 0.2
+    r = np.zeros(len(model.specifieds))
+    good = mod.parameters(model.parameter_values)
+    assert np.isfinite(mod.jacobian(0.0, x, good, r)).all()
+    bad = mod.parameters({**model.parameter_values, "Izz_iiwa_link_7": -1.0})
+    for call in (mod.rhs, mod.jacobian):
+        with pytest.raises(DynamicsError, match="mass matrix"):
+            call(0.0, x, bad, r)
