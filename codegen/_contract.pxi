@@ -62,9 +62,9 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_ldl_fn)(const double *M, double *F, double *D) noexcept nogil
     ctypedef void (*cg_position_fn)(double t, const double *x, const double *p, const double *r, double *f, double *fq) noexcept nogil
     ctypedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r, double *A, double *B) noexcept nogil
-    ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, double *ud, double *Jq, double *R, double *Jqr, double *Rr) noexcept nogil
+    ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, double *ud, double *Jq, double *R, double *Jqr, double *Rr, double *L) noexcept nogil
     ctypedef void (*cg_parameter_jacobian_fn)(double t, const double *x, const double *p, const double *r, const double *ud, double *Jqp, double *Rp) noexcept nogil
-    ctypedef void (*cg_columns_fn)(double t, const double *x, const double *p, const double *r, double *B, int w, int state) noexcept nogil
+    ctypedef void (*cg_columns_fn)(double t, const double *x, const double *p, const double *r, double *B, int w, int state, const double *L) noexcept nogil
     ctypedef void (*cg_outputs_fn)(double t, const double *x, const double *p, const double *r, double *y) noexcept nogil
     ctypedef void (*cg_events_fn)(double t, const double *x, const double *p, const double *r, double *g) noexcept nogil
     ctypedef void (*cg_impacts_fn)(double t, const double *x, const double *p, const double *r, double *J, double *vn, double *e) noexcept nogil
@@ -134,3 +134,4 @@ cdef extern from "cg_model.h":
         const char * const *output_names
         const char * const *event_names
         const int *impact_start
+        int nl

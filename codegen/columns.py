@@ -17,7 +17,8 @@ from .solve import ldl_factor, ldl_solve
 __all__ = ["column_solve_program"]
 
 
-def column_solve_program(eom, supports: list | None = None) -> Program | None:
+def column_solve_program(eom, supports: list | None = None, given: tuple | None = None
+                         ) -> Program | None:
     """M⁻¹ B for a block of columns B (nu x w) over a tree of bodies, unrolled: the solve
     of the Jacobian's R (cg_jacobian), whose runtime alternative, the dense Cholesky
     factorization and its solve with loops, costs nu³/6 multiply-adds and then nu² per
@@ -44,11 +45,18 @@ def column_solve_program(eom, supports: list | None = None) -> Program | None:
     or the first triangular solve off them; the function takes them when the runtime
     says B is R (its state argument). None without a tree, with run-time constraints, under COLUMN_MIN_SPEEDS
     speeds, or where neither has fewer operations per column than the dense solve
-    (_column_pays)."""
+    (_column_pays). given: the factor_layout of a Jacobian's program that leaves M's
+    factor in its output L (codegen.jacobian): then the solves read it from the input
+    array L (_Given), and nothing is formed once."""
     if eom.tree is None or eom.constraints is not None or eom.nu < COLUMN_MIN_SPEEDS:
         return None
     nx, best = eom.nq + eom.nu, None
     groups = column_groups(supports, eom.nu) if supports else []
+    if given is not None:
+        made = _split(eom, _Given(given), groups)
+        if groups and made[3] > (1 - GROUPS_SAVE) * nx * made[2]:
+            made = _split(eom, _Given(given))
+        return made[0] if _column_pays(made[2], eom.nu) else None
     for how in (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,):
         made = _split(eom, how, groups)
         if made is None or (how is _by_factors and made[1] > FACTOR_LIMIT):
@@ -180,6 +188,8 @@ def _split(eom, how, groups=()) -> tuple | None:
         used |= e.free_symbols
     read = {define.names[o] for o in used if o in define.names}
     inputs = [i for i in prog.inputs if i.name in read]
+    if isinstance(how, _Given):
+        inputs += how.inputs(used)
     for suffix, _, b, _ in bodies:
         inputs += [Input(f"cg_b{j}{suffix}", "B", j, f"B[{j}]") for j, s in enumerate(b)
                    if s != 0 and s in used]
@@ -194,6 +204,39 @@ def _split(eom, how, groups=()) -> tuple | None:
     over_state = (nx - grouped) * per_column[0] + sum(
         len(cols) * n for (_, cols), n in zip(groups, per_column[1:]))
     return program, operation_count([e for _, e in once]), per_column[0], over_state
+
+
+class _Given:
+    """_split's how where M's factor is given: its entries read from the input array L in
+    the Jacobian program's layout (codegen.program.Program.factor_layout: the speed of
+    each of the factor's rows, the nonzero positions of its L; then the reciprocal
+    pivots), then the two triangular solves."""
+
+    def __init__(self, layout):
+        self.order, self.positions = layout
+        self.row = {j: i for i, j in enumerate(self.order)}
+        self.symbols, self.factors = None, None
+
+    def __call__(self, eom, define, S, W, h, T, b):
+        if self.factors is None:           # the inputs, named once for every body
+            base = define.define if isinstance(define, _Shared) else define
+            self.symbols = []
+            for k in range(len(self.positions) + len(self.order)):
+                s = sm.Symbol(f"cg_L{k}", real=True)
+                base.names[s] = f"cg_L{k}"
+                base.used.add(f"cg_L{k}")
+                self.symbols.append(s)
+            given = dict(zip(self.positions, self.symbols))
+            n = len(self.order)
+            self.factors = ({(i, j): given.get((i, j), sm.S.Zero) for i in range(n)
+                             for j in range(i)}, None, self.symbols[len(self.positions):])
+        x = ldl_solve(self.factors, [b[j] for j in self.order], define, "cy", "cz")
+        return [x[self.row[j]] for j in range(len(self.order))]
+
+    def inputs(self, used) -> list:
+        """The Input of each entry the solves read."""
+        return [Input(f"cg_L{k}", "L", k, f"L[{k}]") for k, s in enumerate(self.symbols)
+                if s in used]
 
 
 class _Shared:

@@ -740,7 +740,10 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         functions=functions, fused=fused, feedback_law=feedback,
         pointers=list(pointers.values()),
         output_names=outputs, event_names=[e.name for e in eom.events],
-        nj=rows, impact_start=impact_start if rows else [])
+        nj=rows, impact_start=impact_start if rows else [],
+        # M's factor the Jacobian's program leaves for the columns function (cg_jacobian
+        # passes a buffer of nl entries to both)
+        nl=len(dict(programs["jacobian"].outputs).get("L", ())) if "jacobian" in programs else 0)
     solve_functions = [f for f in functions if f["kind"] in ("tree", "ldl", "columns")]
     # the files of functions compiled beside the model's own: file -> (functions, what,
     # flags after the build's)

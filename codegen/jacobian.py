@@ -280,17 +280,24 @@ def _analytic_program(eom, wrt, groups, solve: bool = False) -> tuple | None:
         return _analytic_program(eom, wrt, groups)
     if found is None:
         return None
-    ud, temporaries, dtau, ddq, count = found
+    ud, temporaries, dtau, ddq, count, factor = found
     of = {"qd": ddq, "res": [[-e for e in row] for row in dtau]}
     arrays = [(name, [row[first + k] for row in of[which] for k in range(count)])
               for name, which, first, count in groups]
     kept = [Intermediate(s, e, f"jv{i}") for i, (s, e) in enumerate(temporaries)]
     extra = [] if solve else [(s, "ud", j, f"cg_ud{j}") for j, s in enumerate(ud)]
+    layout = None
     if solve:
-        arrays = [("ud", list(ud))] + arrays
+        # u', and M's factor for the columns function (codegen.columns), which then
+        # solves R without forming it again
+        order, (L, _, inv) = factor
+        positions = tuple((i, j) for i in range(len(order)) for j in range(i) if L[i, j] != 0)
+        arrays = [("ud", list(ud)), ("L", [L[k] for k in positions] + list(inv))] + arrays
+        layout = (tuple(order), positions)
     defs, arrays = _inline_single_uses(kept + tangents.defs, arrays)
-    return make_program(dataclasses.replace(eom, intermediates=[]), arrays, extra_inputs=extra,
-                        extra_intermediates=defs), count + len(tangents.defs)
+    program = make_program(dataclasses.replace(eom, intermediates=[]), arrays,
+                           extra_inputs=extra, extra_intermediates=defs)
+    return dataclasses.replace(program, factor_layout=layout), count + len(tangents.defs)
 
 
 def _inline_single_uses(defs: list, arrays: list) -> tuple:

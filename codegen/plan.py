@@ -152,8 +152,13 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         programs["parameter_jacobian"] = jac.parameter_jacobian_program(eom)
     if "jacobian" in programs or "parameter_jacobian" in programs:
         # their solve, where it pays: over R's columns, each within its structure
+        # over M's factor the Jacobian's program leaves, unless the parameter
+        # sensitivities (whose runtime has no factor) share the columns function
+        given = programs["jacobian"].factor_layout if "jacobian" in programs \
+            and not parameter_jacobian else None
         columns = column_solve_program(eom, state_supports(
-            programs["jacobian"], eom.nu, eom.nq + eom.nu) if "jacobian" in programs else None)
+            programs["jacobian"], eom.nu, eom.nq + eom.nu) if "jacobian" in programs else None,
+            given)
         if columns is not None:
             programs["columns"] = columns
     entries = [e for o in eom.outputs for e in o.exprs]

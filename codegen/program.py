@@ -54,6 +54,10 @@ class Program:
     # a function over columns (codegen.columns): (output name, B's columns) of each body
     # of its own after the first, which takes only those columns
     column_groups: list = field(default_factory=list)
+    # a Jacobian's program that leaves M's factor in its output L (codegen.jacobian):
+    # (the speed of each of the factor's rows, the nonzero positions (i, j) of its L),
+    # for the columns function that reads it (codegen.columns)
+    factor_layout: tuple | None = None
 
     @property
     def operation_count(self) -> int:

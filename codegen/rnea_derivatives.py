@@ -313,7 +313,7 @@ class _World:
 
 
 def rnea_derivatives(eom, tangents, solve: bool = False):
-    """(ud, temporaries, dtau, ddq, count): the derivatives of tau = M u' - F over the
+    """(ud, temporaries, dtau, ddq, count, factor): the derivatives of tau = M u' - F over the
     states and inputs of a tree whose joints fit (see the module), or None. tangents
     (over q, u, r in that order, codegen.jacobian's): its definitions take the
     forward-mode parts. temporaries: (symbol, expr) of the values; dtau[i][k] =
@@ -321,7 +321,8 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
     symbols of u', inputs cg_ud<j>; with solve, temporaries (cg_ud<j>) of the program,
     u' solved from the quantities the derivatives form anyway (_solve_ud), so that the
     Jacobian needs no call of the right-hand side first (False where that solve fails
-    its check, _solves)."""
+    its check, _solves), and factor (order, ldl_factor's factors: _solve_ud's), else
+    None."""
     if _reason(eom) is not None:
         return None
     nq, nu, nr = eom.nq, eom.nu, len(eom.specifieds)
@@ -354,10 +355,12 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
         return None
     YS = {(k, c): world.named(f"wYS{k}_{c}_", Yc[k](Sk))
           for k in range(len(nodes)) for c, Sk in enumerate(world.S[k])}
+    factor = None
     if solve:
         solved = _solve_ud(nodes, world, YS, Fc0, Q, define)
         if solved is None:
             return False
+        solved, factor = solved
         define.temps = _dependency_order(define.temps + list(zip(ud, solved)))
         if not _solves(define, tau):
             return False
@@ -403,7 +406,7 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
             for col, j in zip(world.S[k], nd.speeds):
                 dtau[j][d] += dot(col, vec)
     ddq = [[tangents.of(e).get(d, sm.S.Zero) for d in range(nd_)] for e in qd]
-    return ud, define.temps, dtau, ddq, len(define.temps) - first
+    return ud, define.temps, dtau, ddq, len(define.temps) - first, factor
 
 
 def _turns(eom, coordinate) -> list:
@@ -567,8 +570,9 @@ def solve_operations(eom) -> int:
     return count
 
 
-def _solve_ud(nodes, world, YS, Fc0, Q, define) -> list | None:
-    """u' of M u' = -tau0 (per speed, in eom.u's order), or None if M's factor has a
+def _solve_ud(nodes, world, YS, Fc0, Q, define) -> tuple | None:
+    """(u', (order, factors)): u' of M u' = -tau0 (per speed, in eom.u's order), the
+    speed of each of the factor's rows and ldl_factor's factors; None if M's factor has a
     pivot zero by structure: M's entries by the composite-rigid-body algorithm in the
     root's frame, <S_i, Yc_j S_j> for i on j's path (Yc S: the derivatives' YS), tau0 the
     residual at u' = 0 (Fc0), M factored L D Lᵀ in an order that takes every joint
@@ -594,7 +598,7 @@ def _solve_ud(nodes, world, YS, Fc0, Q, define) -> list | None:
     if factors is None:
         return None
     x = ldl_solve(factors, bias, define, "wy", "wz")
-    return [x[row[j]] for j in range(nu)]
+    return [x[row[j]] for j in range(nu)], (order, factors)
 
 
 def _dependency_order(temps: list) -> list:

@@ -204,6 +204,14 @@ def test_solved_accelerations_equal_the_recursion(robot, name):
     solved = jac.jacobian_program(eom, None, tree.operation_count)
     given = jac.jacobian_program(eom, None, None)
     assert "ud" in dict(solved.outputs) and "ud" not in dict(given.outputs)
+    # M's factor left in L for the columns function, which reads it and forms nothing
+    from codegen.columns import column_solve_program, state_supports
+    order, positions = solved.factor_layout
+    assert sorted(order) == list(range(eom.nu))
+    assert len(dict(solved.outputs)["L"]) == len(positions) + eom.nu
+    columns = column_solve_program(eom, state_supports(solved, eom.nu, eom.nq + eom.nu),
+                                   solved.factor_layout)
+    assert {i.array for i in columns.inputs} <= {"L", "B"}
     rng = random.Random(11)
     for _ in range(2):
         values = {}

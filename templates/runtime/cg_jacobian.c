@@ -59,12 +59,13 @@ static int cg_jacobian_solves(const cg_model *m)
 }
 
 /* B (nu x w, row-major) <- M^-1 B: column by column through the model's columns
-   function (state: B is R, whose structural zeros it may skip), or with M's factors */
+   function (state: B is R, whose structural zeros it may skip; L: M's factor from the
+   jacobian function, where it reads it), or with M's factors */
 static void cg_jacobian_solve(const cg_model *m, double t, const double *x, const double *p,
                               const double *r, const double *M, const double *inv,
-                              const int *piv, double *B, int w, int state)
+                              const int *piv, const double *L, double *B, int w, int state)
 {
-    if (m->columns) m->columns(t, x, p, r, B, w, state);
+    if (m->columns) m->columns(t, x, p, r, B, w, state, L);
     else cg_solve_block(m, M, inv, piv, B, w);
 }
 
@@ -74,7 +75,7 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
     CG_FIX_MODEL(m);
     const int nq = m->nq, nu = m->nu, nx = m->nx, nr = m->nr;
     double dx[CG_LEN(nx)], scratch[CG_LEN(Jr ? 0 : nx * nr)];
-    double M[CG_LEN(m->columns ? 0 : m->nm)], inv[CG_LEN(nu)];
+    double M[CG_LEN(m->columns ? 0 : m->nm)], inv[CG_LEN(nu)], L[CG_LEN(m->nl)];
     int piv[CG_LEN(nu)], code;
     double *Jin = Jr ? Jr : scratch;
     if (!m->jacobian) return CG_ERR_NO_JACOBIAN;
@@ -82,15 +83,15 @@ CG_API int cg_jacobian(const cg_model *m, double t, const double *x, const doubl
         if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
     } else if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     /* [Jq; R] straight into J's rows, [Jqr; Rr] into Jr's, then R and Rr solved in place */
-    m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr);
-    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, J + nq * nx, nx, 1);
+    m->jacobian(t, x, p, r, dx + nq, J, J + nq * nx, Jin, Jin + nq * nr, L);
+    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, L, J + nq * nx, nx, 1);
     if (!cg_all_finite(J, nx * nx)) {
         /* the right-hand side's own diagnosis first (a singular M, a kinematic one) */
         if (cg_jacobian_solves(m) && (code = cg_rhs(m, t, x, p, r, dx))) return code;
         return CG_ERR_OUTPUT;
     }
     if (Jr && nr) {
-        cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jr + nq * nr, nr, 0);
+        cg_jacobian_solve(m, t, x, p, r, M, inv, piv, L, Jr + nq * nr, nr, 0);
         if (!cg_all_finite(Jr, nx * nr)) return CG_ERR_OUTPUT;
     }
     return CG_OK;
@@ -106,6 +107,7 @@ CG_API int cg_parameter_jacobian(const cg_model *m, double t, const double *x, c
     if (!m->parameter_jacobian) return CG_ERR_NO_JACOBIAN;
     if ((code = cg_jacobian_start(m, t, x, p, r, dx, M, inv, piv))) return code;
     m->parameter_jacobian(t, x, p, r, dx + nq, Jp, Jp + nq * np);
-    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, Jp + nq * np, np, 0);
+    /* no factor here: with a parameter_jacobian the columns function forms its own */
+    cg_jacobian_solve(m, t, x, p, r, M, inv, piv, 0, Jp + nq * np, np, 0);
     return cg_all_finite(Jp, nx * np) ? CG_OK : CG_ERR_OUTPUT;
 }

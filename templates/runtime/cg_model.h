@@ -145,9 +145,10 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     X(velocity, (CG_MODEL_INPUTS, double *A, double *B)) \
     /* the analytic Jacobian's parts at x and u' (given in ud, or under CG_JACOBIAN_UD \
        solved into it): dq'/dx (nq x nx) into Jq, dF/dx - (dM/dx) u' (nu x nx) into R, \
-       and the same over r (nq x nr, nu x nr); NULL with run-time constraints */ \
+       and the same over r (nq x nr, nu x nr); under CG_JACOBIAN_UD also M's factor \
+       into L (nl entries) for the columns function; NULL with run-time constraints */ \
     X(jacobian, (CG_MODEL_INPUTS, double *ud, double *Jq, double *R, double *Jqr, \
-                 double *Rr)) \
+                 double *Rr, double *L)) \
     /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
        (nu x np) into Rp; NULL unless asked for */ \
     X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp)) \
@@ -156,8 +157,10 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
        where it costs less than the dense one; NULL otherwise (cg_jacobian then factors \
        M). state: 1 when B is the Jacobian's R (w = nx), whose columns are zero by \
        structure off the rows of their joint's path to the root and subtree, which \
-       the function may skip; 0 for any other block */ \
-    X(columns, (CG_MODEL_INPUTS, double *B, int w, int state)) \
+       the function may skip; 0 for any other block. L: M's factor as the jacobian \
+       function left it, where the columns function reads it (nl > 0 and the model \
+       has no parameter_jacobian); else unused (NULL) */ \
+    X(columns, (CG_MODEL_INPUTS, double *B, int w, int state, const double *L)) \
     /* the outputs the model was generated with (ny entries, output_names; without the \
        constraint forces the runtime appends under CG_OUTPUT_FORCES); NULL if none */ \
     X(outputs, (CG_MODEL_INPUTS, double *y)) \
@@ -258,6 +261,7 @@ typedef struct cg_model {
     const char *const *output_names;   /* ny and ne names, NULL-terminated */
     const char *const *event_names;
     const int *impact_start;           /* ne + 1 offsets into the impact rows (NULL if nj is 0) */
+    int nl;                            /* entries of M's factor the jacobian function leaves in L */
 } cg_model;
 #undef CG_FUNCTION_FIELD
 
