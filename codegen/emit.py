@@ -422,7 +422,11 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
                                    lhs=("" if parted and sym not in local else "const double ")
                                    + printer.expression(sym),
                                    rhs=printer.expression(expr)))
-    inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label)
+    # M's factor as the columns function reads it from the Jacobian's L: through
+    # cg_value (cg_math.h), else GCC's SLP vectorizer takes the entries as one group of
+    # loads and finds the columns' lanes not worth vectorizing
+    inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label,
+                   **({"read": f"cg_value(L[{i.index}])"} if i.array == "L" else {}))
               for i in program.inputs]
     parts = []
     if parted:

@@ -56,6 +56,17 @@
 #define CG_PART CG_NOINLINE CG_SMALL
 #endif
 
+/* a value the compiler must take as computed here (an empty asm): the column solve's
+   entries of M's factor, read from the Jacobian's L (codegen.emit), which GCC's SLP
+   vectorizer otherwise takes as one group of loads, then finding the columns' four
+   lanes not worth vectorizing (Talos's column solve: 122k instructions a call, 50k
+   through this) */
+#if defined(__GNUC__) && defined(__x86_64__)
+static inline double cg_value(double v) { __asm__("" : "+x"(v)); return v; }
+#else
+static inline double cg_value(double v) { return v; }
+#endif
+
 static inline double cg_sq(double a) { return a * a; }
 static inline double cg_cube(double a) { return a * a * a; }
 
