@@ -143,9 +143,10 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     if jacobian is not False and c is None and not auto_skip:
         # the right-hand side the Jacobian would call first for u' (cg_jacobian), unless
         # its program solves u' itself for less
-        rhs = programs["tree"] if "tree" in programs else programs.get("solve")
+        rhs = [programs["tree"]] if "tree" in programs else \
+            [programs["eval"], programs["solve"]] if "solve" in programs else None
         program = jac.jacobian_program(eom, None if jacobian else limit,
-                                       rhs.operation_count if rhs is not None else None)
+                                       sum(p.operation_count for p in rhs) if rhs else None)
         if program is not None:
             programs["jacobian"] = program
     if parameter_jacobian and c is None and eom.constants:

@@ -628,13 +628,7 @@ def _solves(define, tau) -> bool:
     """Whether the residual vanishes at the solved u' at two generic points (relative to
     the size of its terms): the check of _solve_ud's M and bias, as _agrees checks tau."""
     for point in range(2):
-        rng = random.Random(4321 + point)
-        leaves = {}
-
-        def leaf(atom):
-            if atom not in leaves:
-                leaves[atom] = rng.uniform(0.3, 1.3)
-            return leaves[atom]
+        _, _, leaf = _generic_point(4321 + point)
         memo = {}
         for s, e in define.temps:
             memo[s] = evaluate(e, memo, leaf)
@@ -653,13 +647,7 @@ def _agrees(eom, define, tau, ud) -> bool:
     theirs = dict(reference.outputs)["tau"]
     by_name = {n: o for o, n in reference.names.items()}
     for point in range(2):
-        rng = random.Random(1234 + point)
-        leaves = {}
-
-        def leaf(atom):
-            if atom not in leaves:
-                leaves[atom] = rng.uniform(0.3, 1.3)
-            return leaves[atom]
+        rng, leaves, leaf = _generic_point(1234 + point)
         for j, s in enumerate(ud):
             leaves[s] = leaves[by_name[f"cg_ud{j}"]] = rng.uniform(-1, 1)
         mine = _evaluated(define.temps, tau, leaf)
@@ -668,6 +656,18 @@ def _agrees(eom, define, tau, ud) -> bool:
         if not all(abs(x - y) <= _CHECK_TOL * scale for x, y in zip(mine, other)):  # nan too
             return False
     return True
+
+
+def _generic_point(seed) -> tuple:
+    """(rng, leaves, leaf): a generic point, each input's value drawn once (in [0.3, 1.3])
+    as leaf meets it."""
+    rng, leaves = random.Random(seed), {}
+
+    def leaf(atom):
+        if atom not in leaves:
+            leaves[atom] = rng.uniform(0.3, 1.3)
+        return leaves[atom]
+    return rng, leaves, leaf
 
 
 def _evaluated(temporaries, exprs, leaf) -> list:
