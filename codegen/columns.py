@@ -52,12 +52,9 @@ def column_solve_program(eom, supports: list | None = None, given: tuple | None 
         return None
     nx, best = eom.nq + eom.nu, None
     groups = column_groups(supports, eom.nu) if supports else []
-    if given is not None:
-        made = _split(eom, _Given(given), groups)
-        if groups and made[3] > (1 - GROUPS_SAVE) * nx * made[2]:
-            made = _split(eom, _Given(given))
-        return made[0] if _column_pays(made[2], eom.nu) else None
-    for how in (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,):
+    hows = (_Given(given),) if given is not None else \
+        (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,)
+    for how in hows:
         made = _split(eom, how, groups)
         if made is None or (how is _by_factors and made[1] > FACTOR_LIMIT):
             continue
@@ -215,21 +212,17 @@ class _Given:
     def __init__(self, layout):
         self.order, self.positions = layout
         self.row = {j: i for i, j in enumerate(self.order)}
-        self.symbols, self.factors = None, None
+        self.symbols = [sm.Symbol(f"cg_L{k}", real=True)
+                        for k in range(len(self.positions) + len(self.order))]
+        given, n = dict(zip(self.positions, self.symbols)), len(self.order)
+        self.factors = ({(i, j): given.get((i, j), sm.S.Zero) for i in range(n)
+                         for j in range(i)}, None, self.symbols[len(self.positions):])
 
     def __call__(self, eom, define, S, W, h, T, b):
-        if self.factors is None:           # the inputs, named once for every body
-            base = define.define if isinstance(define, _Shared) else define
-            self.symbols = []
-            for k in range(len(self.positions) + len(self.order)):
-                s = sm.Symbol(f"cg_L{k}", real=True)
-                base.names[s] = f"cg_L{k}"
-                base.used.add(f"cg_L{k}")
-                self.symbols.append(s)
-            given = dict(zip(self.positions, self.symbols))
-            n = len(self.order)
-            self.factors = ({(i, j): given.get((i, j), sm.S.Zero) for i in range(n)
-                             for j in range(i)}, None, self.symbols[len(self.positions):])
+        base = define.define if isinstance(define, _Shared) else define
+        for s in self.symbols:              # the inputs' names, in this solve's program
+            base.names[s] = s.name
+            base.used.add(s.name)
         x = ldl_solve(self.factors, [b[j] for j in self.order], define, "cy", "cz")
         return [x[self.row[j]] for j in range(len(self.order))]
 

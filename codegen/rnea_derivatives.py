@@ -65,7 +65,7 @@ from sympy.core.function import AppliedUndef
 
 from .forward import forward
 from .inverse import inverse_program
-from .program import live_temporaries, operation_count
+from .program import _dependency_order, live_temporaries, operation_count
 from .recursive import _tree_inputs
 from .symbolic import evaluate, vanishes
 from .solve import ldl_factor, ldl_solve
@@ -283,13 +283,13 @@ class _World:
                     dV = _add6(dV, [e * u[j] for e in self.Sp[k]])
                 self.dV[k] = self.named(f"wdV{k}_", dV)
                 v = _add6(vp, own)
-                a = _add6(self.a[nd.parent], [e * u[j] for e in self.dV[k]])
+                a = _add6((self.a0 if split else self.a)[nd.parent],
+                          [e * u[j] for e in self.dV[k]])
             self.v[k] = self.named(f"wv{k}_", v)
             own_ud = [sm.Add(*[col[i] * ud[j] for col, j in zip(self.S[k], nd.speeds)])
                       for i in range(6)]
             if split:
                 if nd.parent >= 0:
-                    a = _add6(self.a0[nd.parent], [e * u[j] for e in self.dV[k]])
                     own_ud = _add6(self.A[nd.parent], own_ud)
                 self.a0[k] = self.named(f"wa0{k}_", a)
                 self.A[k] = self.named(f"wA{k}_", own_ud)
@@ -528,9 +528,7 @@ def _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, column, nq, dtau) -> None:
             # dAdv = 2 dV, named once: each pair's ⟨YS, dAdv⟩ then takes no doubling
             dAv[k, c] = world.named(f"wdAv{k}_{c}_", [2 * e for e in dV[k, c]])
             dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, Yc[k](dAv[k, c])))
-    path = {}
-    for k, nd in enumerate(nodes):
-        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
+    path = _paths(nodes)
     for k, nd in enumerate(nodes):
         if world.Sp[k] is not None:         # ⟨∂S/∂q, Fc⟩ of its own q (S × S elsewhere)
             j = nd.speeds[0]
@@ -546,6 +544,14 @@ def _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, column, nq, dtau) -> None:
                     if i != k:      # row r (i above k), columns of k's q and u
                         dtau[r][column[j]] += dot(world.S[i][e], dFq[k])
                         dtau[r][nq + j] += dot(world.S[i][e], dFv[k])
+
+
+def _paths(nodes) -> dict:
+    """node -> the nodes from its root to it (itself last)."""
+    path = {}
+    for k, nd in enumerate(nodes):
+        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
+    return path
 
 
 #: operations solve_operations counts: a dot product of 6-vectors (M's entry, a bias),
@@ -581,9 +587,8 @@ def _solve_ud(nodes, world, YS, Fc0, Q, define) -> tuple | None:
     nu = len(Q)
     order = [j for k in reversed(range(len(nodes))) for j in reversed(nodes[k].speeds)]
     row = {j: i for i, j in enumerate(order)}
-    entries, bias, path = {}, [None] * nu, {}
+    entries, bias, path = {}, [None] * nu, _paths(nodes)
     for k, nd in enumerate(nodes):
-        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
         for c, j in enumerate(nd.speeds):
             bias[row[j]] = -(dot(world.S[k][c], Fc0[k]) - Q[j])
             for i in path[k]:
@@ -599,29 +604,6 @@ def _solve_ud(nodes, world, YS, Fc0, Q, define) -> tuple | None:
         return None
     x = ldl_solve(factors, bias, define, "wy", "wz")
     return [x[row[j]] for j in range(nu)], (order, factors)
-
-
-def _dependency_order(temps: list) -> list:
-    """temps with each definition before its uses, otherwise in the order given (u',
-    defined last by _solve_ud, moves up to before the first acceleration that has it)."""
-    index = {s: k for k, (s, _) in enumerate(temps)}
-    done, out = [False] * len(temps), []
-    for start in range(len(temps)):
-        stack = [start]
-        while stack:
-            k = stack[-1]
-            if done[k]:
-                stack.pop()
-                continue
-            pending = [index[a] for a in temps[k][1].free_symbols
-                       if a in index and not done[index[a]]]
-            if pending:
-                stack.extend(sorted(pending, reverse=True))
-                continue
-            done[k] = True
-            out.append(temps[k])
-            stack.pop()
-    return out
 
 
 def _solves(define, tau) -> bool:
