@@ -62,6 +62,14 @@ class Function:
                          for p in self.parameters)
 
     @property
+    def restricted_signature(self) -> str:
+        """The signature with its arrays CG_RESTRICT (cg_math.h): a part's, of a function
+        whose caller passes its arrays disjoint, so that a store to one output does not
+        make the compiler load the others' values again."""
+        return ", ".join(f"{p.type}CG_RESTRICT {p.name}" if p.type.endswith("*")
+                         else f"{p.type} {p.name}" for p in self.parameters)
+
+    @property
     def arguments(self) -> str:
         return ", ".join(p.name for p in self.parameters)
 

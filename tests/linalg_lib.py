@@ -45,6 +45,7 @@ def build(folder: Path):
     lib.cg_damped_pinv_add.argtypes = [i, i, i, _P, _P, _P, d, _P, _P]
     lib.cg_cholesky_solve.argtypes = [i, _P, _P, _P]
     lib.cg_packed_matvec.argtypes = [i, _P, _P, _P]
+    lib.cg_all_finite.argtypes = [_P, i]
     lib.cgt_ldl_public.argtypes = [_P, _P]
     lib.cgt_sincos_public.argtypes = [i, _P, _P, _P]
     lib.cgt_sincos2_public.argtypes = [i, _P, _P, _P]

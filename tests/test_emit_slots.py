@@ -88,9 +88,11 @@ def test_parted_functions_agree_with_pinocchio(parted):
     model, mod, src = parted
     text = "".join(src.files.values())
     sizes = [int(s) for s in re.findall(r"double w\[(\d+)\];", text)]
-    temporaries = len(re.findall(r"\n    w\[\d+\] = ", text))
+    # a slot stored through w or through one of the part's windows into it (cg_window)
+    temporaries = len(re.findall(r"\n    (?:w|cg_w\d+)\[-?\d+\] = ", text))
     assert len(sizes) >= 3 and "slots8_jacobian_part" in text and "slots8_tree_part" in text
     assert "cg_sincos2(x[angle[2 * i]]" in text       # the coordinates' sin/cos loop, checked too
+    assert "= cg_window(w + " in text                 # and the parts' windows into w
     assert sum(sizes) < 0.6 * temporaries        # slots shared (283 for 505 stores)
     pin, pm, data = _pinocchio(N, model.parameter_values)
     p = mod.parameters(model.parameter_values)
@@ -124,3 +126,27 @@ def test_looped_sin_cos_have_slots(monkeypatch):
     numbers = emit._trig_numbers(plan)
     assert all((numbers[a], kind) in slots for g in pairs for a in g for kind in "sc")
     _replay(statements, plan, local, slots)
+
+
+def test_windows_reach_their_slots_by_one_byte():
+    """A part's windows (emit._windows): every slot a window takes is within a one-byte
+    displacement of its base and goes through that window alone; the busiest slots are
+    taken first, a slot read too rarely stays on w."""
+    def st(lhs, rhs):
+        return dict(lhs=lhs, rhs=rhs, sincos=[])
+    chunk = [st(f"w[{k}]", f"w[{k + 1}]*w[{k + 2}] + w[900]") for k in range(100, 140)]
+    chunk.append(st("R[0]", "w[5]"))                    # read once: no window of its own
+    bases, out = emit._windows(chunk)
+    assert 0 < len(bases) <= emit.WINDOWS and len(set(bases)) == len(bases)
+    assert "w[5]" in out[-1]["rhs"]
+    text = " ".join(s["lhs"] + " " + s["rhs"] for s in out)
+    for b, k in re.findall(r"cg_w(\d+)\[(-?\d+)\]", text):
+        assert -emit.WINDOW // 2 <= int(k) < emit.WINDOW // 2
+    # each slot through one pointer: map the rewritten names back to slots
+    seen = {}
+    for b, k in re.findall(r"cg_w(\d+)\[(-?\d+)\]", text):
+        slot = bases[int(b)] + int(k)
+        assert seen.setdefault(slot, b) == b
+    assert not set(seen) & {int(k) for k in re.findall(r"\bw\[(\d+)\]", text)}
+    assert 900 in seen                                  # read by every statement
+    assert emit._windows([st("w[1]", "2.0")]) == ((), [st("w[1]", "2.0")])

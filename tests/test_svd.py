@@ -181,3 +181,19 @@ def test_sincos2_has_the_bits_of_two_sincos(lib):
     lib.cgt_sincos_public(len(x), x, s1, c1)
     lib.cgt_sincos2_public(len(x), x, s2, c2)
     assert s1.tobytes() == s2.tobytes() and c1.tobytes() == c2.tobytes()
+
+
+def test_all_finite_finds_every_infinity_and_nan(lib):
+    """cg_all_finite (the runtime's test of every output): by its sum, sixteen values a
+    pass and a tail, so a NaN or an infinity at any position of any length is found, and
+    finite values whose sum overflows (to inf, or to NaN with both signs) still pass."""
+    for n in range(0, 41):
+        assert lib.cg_all_finite(np.zeros(max(n, 1)), n) == 1
+        for k in range(n):
+            for bad in (np.nan, np.inf, -np.inf):
+                v = np.linspace(-1.0, 1.0, n)
+                v[k] = bad
+                assert lib.cg_all_finite(v, n) == 0, (n, k, bad)
+        big = np.full(max(n, 1), 1.5e308)
+        big[1::2] *= -1 if n % 3 == 0 else 1
+        assert lib.cg_all_finite(big, n) == 1, n

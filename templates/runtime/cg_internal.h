@@ -31,6 +31,7 @@
 #define CG_NX(s) (CG_SM(s)->nx)
 
 #include "cg_runtime.h"
+#include "cg_math.h"          /* CG_RESTRICT, CG_CLONES */
 
 #if defined(__GNUC__) && !defined(__clang__)
 /* GCC 12 takes a variable-length array that a loop over its length filled, then passed
@@ -41,12 +42,6 @@
 /* a VLA length that is never zero (an empty model array is still a valid pointer) */
 #define CG_LEN(n) ((n) > 0 ? (n) : 1)
 
-/* C99's restrict, spelled as C++ compilers take it */
-#ifdef __cplusplus
-#define CG_RESTRICT __restrict
-#else
-#define CG_RESTRICT restrict
-#endif
 
 /* a static helper that must not cost a call (the shared first half of two entry points) */
 #if defined(__GNUC__)

@@ -2,10 +2,43 @@
  * cg_linalg.c -- the runtime's linear algebra: LU with partial pivoting (a mass
  * matrix that is not symmetric, and the implicit integrators' W), Cholesky of
  * a packed symmetric matrix (mass matrices too large for the unrolled L D L^T),
- * and the SVD with its pseudoinverses (the run-time constraint elimination).
- * No allocation: callers pass every array.
+ * and the SVD with its pseudoinverses (the run-time constraint elimination);
+ * the finiteness test of an array. No allocation: callers pass every array.
  */
 #include "cg_internal.h"
+
+/*
+ * 1 when all of n values are finite. Their sum is finite only if each is (an infinity
+ * or a NaN stays in it), so one addition a value decides, and only a sum that
+ * overflowed, which finite values can give, needs the test value by value. GCC's
+ * vector type: sixteen values a pass in four sums of four (two SSE2 or one AVX
+ * instruction each; as scalar code the check was 8 % of Solo12's Jacobian).
+ */
+#if defined(__GNUC__)
+typedef double cg_v4 __attribute__((vector_size(32)));
+#endif
+CG_CLONES CG_API int cg_all_finite(const double *v, int n)
+{
+    double sum = 0.0;
+    int i = 0;
+#if defined(__GNUC__)
+    cg_v4 z0 = {0.0}, z1 = {0.0}, z2 = {0.0}, z3 = {0.0}, a, b, c, d;
+    for (; i + 15 < n; i += 16) {
+        memcpy(&a, v + i, sizeof a);              /* unaligned loads */
+        memcpy(&b, v + i + 4, sizeof b);
+        memcpy(&c, v + i + 8, sizeof c);
+        memcpy(&d, v + i + 12, sizeof d);
+        z0 += a, z1 += b, z2 += c, z3 += d;
+    }
+    z0 = (z0 + z1) + (z2 + z3);
+    sum = (z0[0] + z0[1]) + (z0[2] + z0[3]);
+#endif
+    for (; i < n; i++) sum += v[i];
+    if (sum - sum == 0.0) return 1;
+    for (i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
 
 /*
  * General dense solve A x = b (A n x n, row-major): LU with partial pivoting
