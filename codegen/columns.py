@@ -52,10 +52,13 @@ def column_solve_program(eom, supports: list | None = None, given: tuple | None 
         return None
     nx, best = eom.nq + eom.nu, None
     groups = column_groups(supports, eom.nu) if supports else []
+    # R's columns that are zero by structure (a floating base's position: the dynamics do
+    # not change with it) are solved by no body: their zeros are the solution already
+    zero = frozenset(c for c, s in enumerate(supports) if not s) if groups else frozenset()
     hows = (_Given(given),) if given is not None else \
         (_by_recursion, _by_factors) if eom.nu <= FACTOR_SPEEDS else (_by_recursion,)
     for how in hows:
-        made = _split(eom, how, groups)
+        made = _split(eom, how, groups, zero)
         if made is None or (how is _by_factors and made[1] > FACTOR_LIMIT):
             continue
         if groups and made[3] > (1 - GROUPS_SAVE) * nx * made[2]:
@@ -99,7 +102,7 @@ def column_groups(supports: list, nu: int) -> list:
     of columns times rows (their union's)."""
     by_support = {}
     for c, s in enumerate(supports):
-        if len(s) <= GROUP_SHARE * nu:
+        if s and len(s) <= GROUP_SHARE * nu:         # an empty one: no solve (zero)
             by_support.setdefault(s, []).append(c)
     groups = sorted(by_support.items(), key=lambda g: (sorted(g[0]), g[1]))
     while len(groups) > max(GROUPS, 1):
@@ -145,10 +148,11 @@ def _by_factors(eom, define, S, W, h, T, b) -> list | None:
     return ldl_solve(factors, b[::-1], define, "cy", "cz")[::-1]
 
 
-def _split(eom, how, groups=()) -> tuple | None:
+def _split(eom, how, groups=(), zero=frozenset()) -> tuple | None:
     """(program, operations once, operations per column of the dense body, operations
     over R's nx columns) of M⁻¹ b by how, with a body of its own per group
-    (column_groups): output B<g> (B1, B2, ...) from inputs cg_b<j>_g<g>."""
+    (column_groups): output B<g> (B1, B2, ...) from inputs cg_b<j>_g<g>; the columns of
+    R in zero in none of them."""
     prog, define, _, S, W, h, _, T = _tree_inputs(eom)
     nu, nx = eom.nu, eom.nq + eom.nu
     bodies = []                       # (suffix, output name, b, out)
@@ -193,12 +197,12 @@ def _split(eom, how, groups=()) -> tuple | None:
     per_column = [operation_count([e for _, e in body] + out)
                   for body, (_, _, _, out) in zip(per, bodies)]
     grouped = sum(len(cols) for _, cols in groups)
-    dense = [c for c in range(nx) if c not in {c for _, cols in groups for c in cols}]
+    dense = [c for c in range(nx) if c not in {c for _, cols in groups for c in cols} | zero]
     program = Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs,
                       column_groups=[("B", dense)] + [(name, cols) for (_, name, _, _), (_, cols)
                                                       in zip(bodies[1:], groups)]
                       if groups else [])
-    over_state = (nx - grouped) * per_column[0] + sum(
+    over_state = (nx - grouped - len(zero)) * per_column[0] + sum(
         len(cols) * n for (_, cols), n in zip(groups, per_column[1:]))
     return program, operation_count([e for _, e in once]), per_column[0], over_state
 
