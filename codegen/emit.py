@@ -600,20 +600,24 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
         rows = {i["index"] for i in ins}
         mine = [st for st, o in zip(body, owner) if o == name and not (
             g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
-        # a group's runs of three (a leg's) as a pair and one: alone, a column's
-        # statements do not pair into SSE2 ones and run twice the instructions
-        runs = ([4, 2, 1] if steps == [4, 1] else steps) if g else steps
+        # runs of three (a leg's) as a pair and one, and a floating base's six speeds
+        # as four and a pair: alone, a column's statements do not pair into SSE2 ones
+        # and run twice the instructions
+        runs = [4, 2, 1] if steps == [4, 1] else steps
         for step, table in zip(runs, _column_runs(cols, runs)):
             label = f"cg_g{g}_{step}"
             if table:
                 column["tables"].append(dict(name=label, cols=table))
-            if g and not table:
+            # over its table alone, when state is set: a group's runs, and the first
+            # body's pairs (over all of B's columns it takes runs of four, then ones)
+            tabled = bool(g) or step not in (max(steps), 1)
+            if tabled and not table:
                 continue
-            # function.j2 writes the loop: over the group's table when state is set, for
-            # the first body else over all of B's columns (runs of step after those of top)
-            run = dict(group=g, step=step, top=max(steps), count=len(table),
+            # function.j2 writes the loop: over the table when state is set, for the
+            # first body else over all of B's columns (runs of step after those of top)
+            run = dict(tabled=tabled, step=step, top=max(steps), count=len(table),
                        table=label if table else None)
-            if not g:
+            if not tabled:
                 column["declare"].append(run)
             block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
             column["blocks"].append(dict(block, run=run))
