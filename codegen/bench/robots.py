@@ -14,7 +14,8 @@ Pinocchio's algorithms in the same run:
 - forward dynamics: ``rhs`` against ``pin.aba``;
 - inverse dynamics: ``inverse_dynamics`` against ``pin.rnea``;
 - the mass matrix: ``mass_matrix`` against ``pin.crba``;
-- the Jacobian of forward dynamics: ``jacobian`` (d x'/d x) against
+- the Jacobian of forward dynamics: ``jacobian`` (d x'/d x, into the caller's array as
+  ``rhs`` writes into its ``xdot``) against
   ``pin.computeABADerivatives`` (d v'/d q, d v'/d v and M⁻¹); a model the default
   options built without its Jacobian is built again with ``jacobian=True`` (unless
   ``--no-jacobian-build``).
@@ -116,13 +117,14 @@ out["error"] = {
     "mass": rel(mod.mass_matrix(0.0, x, p, r), M),
     "jacobian": max(rel(tangent(J[:, :nq]), pd.ddq_dq), rel(J[:, nq:], pd.ddq_dv))
     if jmod else float("nan")}
-xdot = np.empty(mod.nx)      # into an array of the caller's, as a simulation calls it
+xdot = np.empty(mod.nx)      # into arrays of the caller's, as a simulation calls them
+Jout = np.empty((jmod.nx, jmod.nx)) if jmod else None
 pairs = {
     "fd": (lambda: mod.rhs(0.0, x, p, r, xdot), lambda: pin.aba(pm, pd, q, v, tau)),
     "id": (lambda: mod.inverse_dynamics(0.0, x, udot, p, zero),
            lambda: pin.rnea(pm, pd, q, v, udot)),
     "mass": (lambda: mod.mass_matrix(0.0, x, p, r), lambda: pin.crba(pm, pd, q)),
-    "jacobian": (lambda: jmod.jacobian(0.0, x, p, r),
+    "jacobian": (lambda: jmod.jacobian(0.0, x, p, r, Jout),
                  lambda: pin.computeABADerivatives(pm, pd, q, v, tau))}
 fns = {}
 for key, (ours, theirs) in pairs.items():
