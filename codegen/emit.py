@@ -594,6 +594,8 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     # Atlas's bodies ran twice the instructions per operation), then single columns;
     # the first body over all of B's when state is 0
     column["tables"], column["declare"], column["blocks"] = [], [], []     # declare: runs
+    rows_b = len(dict(program.outputs)["B"])
+    last = max(c for _, cols in program.column_groups for c in cols)
     for g, (name, cols) in enumerate(program.column_groups):
         ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
         # a zero solved off the rows a group reads is R's zero there already
@@ -604,24 +606,51 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
         # as four and a pair: alone, a column's statements do not pair into SSE2 ones
         # and run twice the instructions
         runs = [4, 2, 1] if steps == [4, 1] else steps
-        for step, table in zip(runs, _column_runs(cols, runs)):
-            label = f"cg_g{g}_{step}"
+        tables = _column_runs(cols, runs)
+        pads = {}
+        if g and steps == [4, 1]:
+            pads, tables = _padded_runs(tables, last)
+        for step, table, lane in [(4, pads.get(k, []), k) for k in (0, 3)] + \
+                [(step, table, None) for step, table in zip(runs, tables)]:
+            label = f"cg_g{g}_{step}" if lane is None else f"cg_g{g}_pad{lane}"
             if table:
                 column["tables"].append(dict(name=label, cols=table))
             # over its table alone, when state is set: a group's runs, and the first
             # body's pairs (over all of B's columns it takes runs of four, then ones)
-            tabled = bool(g) or step not in (max(steps), 1)
+            tabled = bool(g) or step not in (max(steps), 1) or lane is not None
             if tabled and not table:
                 continue
             # function.j2 writes the loop: over the table when state is set, for the
-            # first body else over all of B's columns (runs of step after those of top)
+            # first body else over all of B's columns (runs of step after those of top);
+            # a padded run keeps its extra lane's column as it was (keep)
             run = dict(tabled=tabled, step=step, top=max(steps), count=len(table),
-                       table=label if table else None)
+                       table=label if table else None,
+                       **({} if lane is None else {"keep": dict(lane=lane, rows=rows_b)}))
             if not tabled:
                 column["declare"].append(run)
             block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
             column["blocks"].append(dict(block, run=run))
     return statements[:first], [i for i in inputs if i["array"] != array], column
+
+
+def _padded_runs(tables: list, last: int) -> tuple:
+    """({lane: first columns}, tables): a group's runs of three adjacent columns (a
+    leg's coordinates, or its speeds), from _column_runs' tables over steps 4, 2, 1 as a
+    pair and a single column, as runs of four with the column before (lane 0) or, at
+    column 0, the one after (lane 3; within the last column a table names): one body
+    over four lanes, one instruction a statement, where the pair and the single column
+    took two. The extra column is computed beside them and then put back as it was
+    (function.j2's keep); only its rows are copied, where GCC left the extra lane out
+    of the vectors as dead code when its results were not stored."""
+    fours, twos, ones = tables
+    pads, pairs, singles = {0: [], 3: []}, [], list(ones)
+    for c in twos:
+        if c + 2 in singles and (c > 0 or c + 3 <= last):
+            pads[0 if c > 0 else 3].append(c - 1 if c > 0 else c)
+            singles.remove(c + 2)
+        else:
+            pairs.append(c)
+    return pads, [fours, pairs, singles]
 
 
 def _column_runs(cols: list, steps: list) -> list:

@@ -115,3 +115,18 @@ def test_column_groups_merge_by_support(monkeypatch):
         assert all(supports[c] <= support for c in cols)
     # two legs merged into each of two groups, the other two alone
     assert sorted(len(s) for s, _ in groups) == [3, 3, 6, 6]
+
+
+def test_runs_of_three_are_padded_to_four():
+    """A group's runs of three adjacent columns (a pair and a single column in
+    _column_runs' tables) become runs of four with the column before, or at column 0
+    the one after; other pairs and singles stay as they are."""
+    from codegen.emit import _column_runs, _padded_runs
+    cols = [0, 1, 2, 5, 6, 7, 9, 10, 12, 20, 21, 22, 23, 24, 25, 26]
+    tables = _column_runs(cols, [4, 2, 1])
+    pads, (fours, pairs, singles) = _padded_runs(tables, last=26)
+    assert pads == {0: [4, 23], 3: [0]}
+    assert fours == [20] and pairs == [9] and singles == [12]
+    # at column 0 with no column after it within the table's: not padded
+    pads, (_, pairs, singles) = _padded_runs(_column_runs([0, 1, 2], [4, 2, 1]), last=2)
+    assert pads == {0: [], 3: []} and pairs == [0] and singles == [2]

@@ -80,6 +80,8 @@ def test_default_jacobian_equals_aba_derivatives(tmp_path, name):
     assert "static const int cg_g1_" in sources
     if floating:        # the base's six speeds as four and a pair in the dense body
         assert "static const int cg_g0_2" in sources
+    else:               # HyQ's legs' runs of three as four, padded before and after
+        assert "static const int cg_g1_pad3" in sources and "_pad0[" in sources
     Jr = mod.input_jacobian(0.0, x, p, tau)[nq:]
     Minv = pd.Minv[:, 6:] if floating else pd.Minv
     assert np.abs(Jr - Minv).max() / max(1.0, np.abs(Minv).max()) < 1e-9
