@@ -595,16 +595,17 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     # the first body over all of B's when state is 0
     column["tables"], column["declare"], column["blocks"] = [], [], []     # declare: runs
     rows_b = len(dict(program.outputs)["B"])
-    last = max(c for _, cols in program.column_groups for c in cols)
+    last = max((c for _, cols in program.column_groups for c in cols), default=0)
     for g, (name, cols) in enumerate(program.column_groups):
         ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
         # a zero solved off the rows a group reads is R's zero there already
         rows = {i["index"] for i in ins}
         mine = [st for st, o in zip(body, owner) if o == name and not (
             g and not st["temporary"] and st["rhs"] == "0" and st["index"] not in rows)]
-        # runs of three (a leg's) as a pair and one, and a floating base's six speeds
-        # as four and a pair: alone, a column's statements do not pair into SSE2 ones
-        # and run twice the instructions
+        # runs of four, two and one (a floating base's six speeds as four and a pair),
+        # a group's runs of three (a leg's) as fours padded with a column of R put back
+        # after (_padded_runs): alone, a column's statements do not pair into vector
+        # ones and run twice the instructions
         runs = [4, 2, 1] if steps == [4, 1] else steps
         tables = _column_runs(cols, runs)
         pads = {}
