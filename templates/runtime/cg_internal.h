@@ -42,7 +42,6 @@
 /* a VLA length that is never zero (an empty model array is still a valid pointer) */
 #define CG_LEN(n) ((n) > 0 ? (n) : 1)
 
-
 /* a static helper that must not cost a call (the shared first half of two entry points) */
 #if defined(__GNUC__)
 #define CG_ALWAYS_INLINE static inline __attribute__((always_inline))

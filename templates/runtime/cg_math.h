@@ -1,7 +1,9 @@
 /*
  * cg_math.h -- inline arithmetic of the generated models: integer powers as
  * products and sin/cos pairs (one evaluation per angle, two angles per SSE2
- * instruction stream). Header-only: every model includes it, nothing links.
+ * instruction stream), and the compiler attributes their code takes.
+ * Header-only: every model includes it, the runtime too (cg_internal.h, for
+ * CG_CLONES and CG_RESTRICT); nothing links.
  */
 #ifndef CG_MATH_H
 #define CG_MATH_H
