@@ -151,8 +151,8 @@ def _by_factors(eom, define, S, W, h, T, b) -> list | None:
 def _split(eom, how, groups=(), zero=frozenset()) -> tuple | None:
     """(program, operations once, operations per column of the dense body, operations
     over R's nx columns) of M⁻¹ b by how, with a body of its own per group
-    (column_groups): output B<g> (B1, B2, ...) from inputs cg_b<j>_g<g>; the columns of
-    R in zero in none of them."""
+    (column_groups): output B<g> (B1, B2, ...) from inputs cg_b<j>_g<g>; the columns in
+    zero (R's zero columns) in no body."""
     prog, define, _, S, W, h, _, T = _tree_inputs(eom)
     nu, nx = eom.nu, eom.nq + eom.nu
     bodies = []                       # (suffix, output name, b, out)

@@ -516,7 +516,7 @@ def _windows(chunk: list) -> tuple:
     while left and len(bases) < WINDOWS:
         slots = sorted(left)
         best, lo_best, j, inside = 0, None, 0, 0
-        for i, lo in enumerate(slots):         # the window [lo, lo + WINDOW) of most accesses
+        for lo in slots:                       # the window [lo, lo + WINDOW) of most accesses
             while j < len(slots) and slots[j] < lo + WINDOW:
                 inside += left[slots[j]]
                 j += 1
@@ -611,14 +611,14 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
         pads = {}
         if g and steps == [4, 1]:
             pads, tables = _padded_runs(tables, last)
-        for step, table, lane in [(4, pads.get(k, []), k) for k in (0, 3)] + \
+        for step, table, lane in [(4, table, k) for k, table in pads.items()] + \
                 [(step, table, None) for step, table in zip(runs, tables)]:
             label = f"cg_g{g}_{step}" if lane is None else f"cg_g{g}_pad{lane}"
             if table:
                 column["tables"].append(dict(name=label, cols=table))
             # over its table alone, when state is set: a group's runs, and the first
             # body's pairs (over all of B's columns it takes runs of four, then ones)
-            tabled = bool(g) or step not in (max(steps), 1) or lane is not None
+            tabled = bool(g) or step not in (max(steps), 1)
             if tabled and not table:
                 continue
             # function.j2 writes the loop: over the table when state is set, for the
@@ -640,9 +640,9 @@ def _padded_runs(tables: list, last: int) -> tuple:
     pair and a single column, as runs of four with the column before (lane 0) or, at
     column 0, the one after (lane 3; within the last column a table names): one body
     over four lanes, one instruction a statement, where the pair and the single column
-    took two. The extra column is computed beside them and then put back as it was
-    (function.j2's keep); only its rows are copied, where GCC left the extra lane out
-    of the vectors as dead code when its results were not stored."""
+    took two. The extra column is computed beside them, copied aside before and put back
+    after (function.j2's keep): left unstored, its lane was dead code to GCC, which then
+    vectorized the other three as a pair and a single column again."""
     fours, twos, ones = tables
     pads, pairs, singles = {0: [], 3: []}, [], list(ones)
     for c in twos:

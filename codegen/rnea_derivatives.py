@@ -610,11 +610,8 @@ def _solves(define, tau) -> bool:
     """Whether the residual vanishes at the solved u' at two generic points (relative to
     the size of its terms): the check of _solve_ud's M and bias, as _agrees checks tau."""
     for point in range(2):
-        _, _, leaf = _generic_point(4321 + point)
         memo = {}
-        for s, e in define.temps:
-            memo[s] = evaluate(e, memo, leaf)
-        values = [evaluate(sm.sympify(e), memo, leaf) for e in tau]
+        values = _evaluated(define.temps, tau, _generic_point(4321 + point)[2], memo)
         scale = 1.0 + max(abs(v) for v in memo.values())
         if not all(abs(v) <= _CHECK_TOL * scale for v in values):     # nan too
             return False
@@ -652,9 +649,10 @@ def _generic_point(seed) -> tuple:
     return rng, leaves, leaf
 
 
-def _evaluated(temporaries, exprs, leaf) -> list:
-    """exprs as complex numbers after the temporaries, leaf giving each input's value."""
-    memo = {}
+def _evaluated(temporaries, exprs, leaf, memo=None) -> list:
+    """exprs as complex numbers after the temporaries, leaf giving each input's value;
+    memo: a dict to hold the temporaries' values, for a caller that weighs them too."""
+    memo = {} if memo is None else memo
     for s, e in temporaries:
         memo[s] = evaluate(e, memo, leaf)
     return [evaluate(sm.sympify(e), memo, leaf) for e in exprs]

@@ -140,11 +140,9 @@ def test_windows_reach_their_slots_by_one_byte():
     assert 0 < len(bases) <= emit.WINDOWS and len(set(bases)) == len(bases)
     assert "w[5]" in out[-1]["rhs"]
     text = " ".join(s["lhs"] + " " + s["rhs"] for s in out)
+    seen = {}           # each slot through one pointer: the rewritten names back to slots
     for b, k in re.findall(r"cg_w(\d+)\[(-?\d+)\]", text):
         assert -emit.WINDOW // 2 <= int(k) < emit.WINDOW // 2
-    # each slot through one pointer: map the rewritten names back to slots
-    seen = {}
-    for b, k in re.findall(r"cg_w(\d+)\[(-?\d+)\]", text):
         slot = bases[int(b)] + int(k)
         assert seen.setdefault(slot, b) == b
     assert not set(seen) & {int(k) for k in re.findall(r"\bw\[(\d+)\]", text)}
