@@ -23,6 +23,7 @@ programs a model gets.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -213,17 +214,44 @@ def _dependency_order(defs: list) -> list:
     return out
 
 
+def _key(expr, memo: dict):
+    """expr with each sum and product as the multiset of its terms, nested ones flattened:
+    the CSE's sharing forms (codegen.cse) are built unevaluated (-(x y) for -x y) with
+    their terms in their own order, and a copy read through by xreplace rebuilds another
+    in SymPy's."""
+    if expr.is_Atom:
+        return expr
+    key = memo.get(expr)
+    if key is None:
+        if expr.is_Add or expr.is_Mul:
+            terms, stack = Counter(), list(expr.args)
+            while stack:
+                a = stack.pop()
+                if a.func is expr.func:
+                    stack.extend(a.args)
+                else:
+                    terms[_key(a, memo)] += 1
+            key = expr.func, frozenset(terms.items())
+        else:
+            key = expr.func, tuple(_key(a, memo) for a in expr.args)
+        memo[expr] = key
+    return key
+
+
 def _propagate_copies(temps: list, outputs: list):
     """temps without the definitions that are another symbol or a number (an
     intermediate the CSE reduced to one of its temporaries): their uses read
     the original instead, so the C has no copies."""
-    rename, kept = {}, []
+    rename, kept, seen, memo = {}, [], {}, {}
     for sym, expr in temps:
         if rename and not expr.free_symbols.isdisjoint(rename):
             expr = expr.xreplace(rename)
         if expr.is_Symbol or expr.is_number:
             rename[sym] = expr
+        elif _key(expr, memo) in seen:  # equal once the copies before it are read through
+            rename[sym] = seen[_key(expr, memo)]
         else:
+            seen[_key(expr, memo)] = sym
             kept.append((sym, expr))
     if not rename:
         return temps, outputs
@@ -248,12 +276,19 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
     names[eom.t] = "t"
     outputs = [sm.sympify(e) for _, exprs in groups for e in exprs]
     items = _needed(list(eom.intermediates) + list(extra_intermediates), outputs)
-    trivial, kept = {}, []
-    for item in items:     # a zero dependent speed, a pivot that is one: no assignment
+    # no assignment for a zero dependent speed, a pivot that is one, or a definition
+    # equal to an earlier one once those are replaced (two rows of a factor alike): the
+    # CSE below sees only expressions, so the sums that then cancel (x - x) and the
+    # products then alike would be left to the C (Talos's Jacobian: 58.3k -> 56.4k ops)
+    trivial, kept, seen, memo = {}, [], {}, {}
+    for item in items:
         expr = item.expr.xreplace(trivial) if trivial else item.expr
         if expr.is_number or expr.is_Symbol:
             trivial[item.symbol] = expr
+        elif _key(expr, memo) in seen:
+            trivial[item.symbol] = seen[_key(expr, memo)]
         else:
+            seen[_key(expr, memo)] = item.symbol
             kept.append(type(item)(item.symbol, expr, item.name))
     items = kept
     if trivial:
