@@ -43,6 +43,7 @@ class Parameter:
     """One parameter of a C function: its type (``const double *``) and name."""
     type: str
     name: str
+    optional: bool = False      # CG_OPTIONAL: its caller may pass NULL
 
     @property
     def written(self) -> bool:
@@ -77,6 +78,11 @@ class Function:
     def outputs(self) -> list:
         """The arrays it writes, in parameter order."""
         return [p.name for p in self.parameters if p.written]
+
+    @property
+    def optional(self) -> frozenset:
+        """The outputs its caller may pass as NULL (CG_OPTIONAL)."""
+        return frozenset(p.name for p in self.parameters if p.optional)
 
     @property
     def reads(self) -> list:
@@ -184,7 +190,9 @@ def _parameters(arg: str, defines: dict) -> tuple:
     out = []
     for p in _split(inner):
         kind, name = re.fullmatch(r"(.*?[\s*])(\w+)", " ".join(p.split())).groups()
-        out.append(Parameter(" ".join(kind.replace("*", " * ").split()), name))
+        words = kind.replace("*", " * ").split()
+        out.append(Parameter(" ".join(w for w in words if w != "CG_OPTIONAL"), name,
+                             "CG_OPTIONAL" in words))
     return tuple(out)
 
 

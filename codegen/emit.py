@@ -372,7 +372,9 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
     local, slots, size = set(), {}, 0
     ordered = _ordered(program, parted)
     read = {i.array for i in program.inputs}
-    fills = [] if looped else [dict(array=a, count=len(exprs)) for a, exprs in program.outputs
+    optional = FUNCTIONS[kind].optional         # arrays passed NULL for none: guarded
+    fills = [] if looped else [dict(array=a, count=len(exprs), guard=a in optional)
+                               for a, exprs in program.outputs
                                if a not in read and sum(e == 0 for e in exprs) >= ZERO_FILL]
     filled = {a["array"] for a in fills}
     ordered = [st for st in ordered if not (st[0] is None and st[2] in filled and st[1] == 0)]
@@ -421,7 +423,8 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=()) 
             checkpoint()
         if sym is None:
             statements.append(dict(sincos=sincos(k), temporary=False, array=array, index=i,
-                                   lhs=f"{array}[{i}]", rhs=printer.expression(expr)))
+                                   lhs=f"{array}[{i}]", rhs=printer.expression(expr),
+                                   **({"guard": array} if array in optional else {})))
         else:
             statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
                                    lhs=("" if parted and sym not in local else "const double ")

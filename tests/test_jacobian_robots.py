@@ -82,9 +82,26 @@ def test_default_jacobian_equals_aba_derivatives(tmp_path, name):
         assert "static const int cg_g0_2" in sources
     else:               # HyQ's legs' runs of three as four, padded before and after
         assert "static const int cg_g1_pad3" in sources and "_pad0[" in sources
+    # the inputs' blocks are formed only when asked for: jacobian() passes them NULL,
+    # input_jacobian() the arrays (cg_model.h's CG_OPTIONAL)
+    assert "if (Rr) " in sources and "if (Jqr) cg_zero(Jqr, " in sources
     Jr = mod.input_jacobian(0.0, x, p, tau)[nq:]
     Minv = pd.Minv[:, 6:] if floating else pd.Minv
     assert np.abs(Jr - Minv).max() / max(1.0, np.abs(Minv).max()) < 1e-9
+
+
+def test_derivative_program_has_no_equal_temporaries():
+    """No two temporaries of a floating base's derivative program are equal as SymPy
+    builds them (pickled and read back: its sums and products evaluated), where the
+    factor's rows alike and CSE's unevaluated forms (-(x y) beside -x y) left 157 on
+    Talos (program._key)."""
+    import pickle
+    model = from_urdf(_path("erd", ROBOTS["solo"][1]), floating_base=True)
+    eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "solo", model.constants,
+                            model.specifieds)
+    program = jac.jacobian_program(eom)
+    forms = [pickle.loads(pickle.dumps(e)) for _, e in program.temporaries]
+    assert len(set(forms)) == len(forms)
 
 
 def test_spliced_definitions_keep_operations(monkeypatch):

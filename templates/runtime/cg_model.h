@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 12
+#define CG_ABI_VERSION 13
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -120,6 +120,9 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
 /* the arguments every model function of time and state takes first */
 #define CG_MODEL_INPUTS double t, const double *x, const double *p, const double *r
 
+/* an output its caller may pass as NULL: the function then forms none of it */
+#define CG_OPTIONAL
+
 /* X(kind, parameters): the functions a generated model provides. Each kind is the
    type cg_<kind>_fn and the descriptor's field <kind>, in this order, NULL where the
    model has none. Its outputs are its non-const pointers, the arrays it writes. */
@@ -145,10 +148,11 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     X(velocity, (CG_MODEL_INPUTS, double *A, double *B)) \
     /* the analytic Jacobian's parts at x and u' (given in ud, or under CG_JACOBIAN_UD \
        solved into it): dq'/dx (nq x nx) into Jq, dF/dx - (dM/dx) u' (nu x nx) into R, \
-       and the same over r (nq x nr, nu x nr); under CG_JACOBIAN_UD also M's factor \
-       into L (nl entries) for the columns function; NULL with run-time constraints */ \
-    X(jacobian, (CG_MODEL_INPUTS, double *ud, double *Jq, double *R, double *Jqr, \
-                 double *Rr, double *L)) \
+       and the same over r (nq x nr, nu x nr; NULL for none: cg_jacobian without Jr); \
+       under CG_JACOBIAN_UD also M's factor into L (nl entries) for the columns \
+       function; NULL with run-time constraints */ \
+    X(jacobian, (CG_MODEL_INPUTS, double *ud, double *Jq, double *R, \
+                 double *CG_OPTIONAL Jqr, double *CG_OPTIONAL Rr, double *L)) \
     /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
        (nu x np) into Rp; NULL unless asked for */ \
     X(parameter_jacobian, (CG_MODEL_INPUTS, const double *ud, double *Jqp, double *Rp)) \
