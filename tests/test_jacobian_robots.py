@@ -85,6 +85,13 @@ def test_default_jacobian_equals_aba_derivatives(tmp_path, name):
     # the inputs' blocks are formed only when asked for: jacobian() passes them NULL,
     # input_jacobian() the arrays (cg_model.h's CG_OPTIONAL)
     assert "if (Rr) " in sources and "if (Jqr) cg_zero(Jqr, " in sources
+    # R's zeros that the column solve writes before reading (emit._overwritten) are left
+    # unwritten: a floating base's R is not filled, and into a buffer of NaNs every entry
+    # of J is written all the same
+    assert ("cg_zero(R, " in sources) != floating
+    full = np.full((mod.nx, mod.nx), np.nan)
+    mod.jacobian(0.0, x, p, tau, out=full)
+    assert np.array_equal(full, mod.jacobian(0.0, x, p, tau))
     Jr = mod.input_jacobian(0.0, x, p, tau)[nq:]
     Minv = pd.Minv[:, 6:] if floating else pd.Minv
     assert np.abs(Jr - Minv).max() / max(1.0, np.abs(Minv).max()) < 1e-9
