@@ -216,9 +216,9 @@ def _dependency_order(defs: list) -> list:
 
 def _key(expr, memo: dict):
     """expr with each sum and product as the multiset of its terms, nested ones flattened:
-    the CSE's sharing forms (codegen.cse) are built unevaluated (-(x y) for -x y) with
-    their terms in their own order, and a copy read through by xreplace rebuilds another
-    in SymPy's."""
+    the solvers build theirs unevaluated (codegen.solve's products, whose numbers SymPy
+    would distribute), in their own order and nesting, and a definition read through by
+    xreplace rebuilds another in SymPy's."""
     if expr.is_Atom:
         return expr
     key = memo.get(expr)
@@ -242,16 +242,13 @@ def _propagate_copies(temps: list, outputs: list):
     """temps without the definitions that are another symbol or a number (an
     intermediate the CSE reduced to one of its temporaries): their uses read
     the original instead, so the C has no copies."""
-    rename, kept, seen, memo = {}, [], {}, {}
+    rename, kept = {}, []
     for sym, expr in temps:
         if rename and not expr.free_symbols.isdisjoint(rename):
             expr = expr.xreplace(rename)
         if expr.is_Symbol or expr.is_number:
             rename[sym] = expr
-        elif _key(expr, memo) in seen:  # equal once the copies before it are read through
-            rename[sym] = seen[_key(expr, memo)]
         else:
-            seen[_key(expr, memo)] = sym
             kept.append((sym, expr))
     if not rename:
         return temps, outputs
@@ -277,9 +274,10 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
     outputs = [sm.sympify(e) for _, exprs in groups for e in exprs]
     items = _needed(list(eom.intermediates) + list(extra_intermediates), outputs)
     # no assignment for a zero dependent speed, a pivot that is one, or a definition
-    # equal to an earlier one once those are replaced (two rows of a factor alike): the
-    # CSE below sees only expressions, so the sums that then cancel (x - x) and the
-    # products then alike would be left to the C (Talos's Jacobian: 58.3k -> 56.4k ops)
+    # equal to an earlier one once those are read through (two rows of M's factor alike
+    # over a floating base, codegen.rnea_derivatives): the CSE below sees only
+    # expressions, and what is formed from both would differ by name alone (Talos's
+    # Jacobian: 58.3k -> 57.1k operations)
     trivial, kept, seen, memo = {}, [], {}, {}
     for item in items:
         expr = item.expr.xreplace(trivial) if trivial else item.expr

@@ -471,14 +471,16 @@ def _composites(nodes, world, load_b, children, define):
         Y = _Inertia(m, h0, I0).named(f"wY{k}", define)
         vk = world.v[k]
         w, lin = vk[:3], vk[3:]
-        # Ẏ = v×* Y - Y v×: h' = ω × h + m v, I' = ω× I - I ω× + 2 (h·v) 1 - v hᵀ - h vᵀ
-        hdot = add(cross(w, Y.h), [Y.m * e for e in lin])
+        mom = world.named(f"wH{k}_", Y(vk))
+        # Ẏ = v×* Y - Y v×: h' = ω × h + m v, the momentum's linear part (named once,
+        # Ẏc's h is then Hc's, and G = Ẏc S - S ×* Hc loses ω_S × h' - ω_S × Hc: the
+        # Talos's derivative program 57.1k -> 53.3k operations),
+        # I' = ω× I - I ω× + 2 (h·v) 1 - v hᵀ - h vᵀ
         wI = [cross(w, [Y.I[0][b], Y.I[1][b], Y.I[2][b]]) for b in range(3)]
         hv = dot(Y.h, lin)
         Idot = [[wI[b][a] + wI[a][b] + (2 * hv if a == b else 0) - lin[a] * Y.h[b]
                  - Y.h[a] * lin[b] for b in range(3)] for a in range(3)]
-        Yd = _Inertia(sm.S.Zero, hdot, Idot).named(f"wYd{k}", define)
-        mom = world.named(f"wH{k}_", Y(vk))
+        Yd = _Inertia(sm.S.Zero, mom[3:], Idot).named(f"wYd{k}", define)
         f = _add6(Y(world.a0[k] if split else world.a[k]), _fcross(vk, mom),
                   world.force(k, _full(nd.rows, load_b[k])))
         fA = Y(world.A[k]) if split else None

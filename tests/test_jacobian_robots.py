@@ -99,9 +99,9 @@ def test_default_jacobian_equals_aba_derivatives(tmp_path, name):
 
 def test_derivative_program_has_no_equal_temporaries():
     """No two temporaries of a floating base's derivative program are equal as SymPy
-    builds them (pickled and read back: its sums and products evaluated), where the
-    factor's rows alike and CSE's unevaluated forms (-(x y) beside -x y) left 157 on
-    Talos (program._key)."""
+    builds them (pickled and read back: its sums and products evaluated): M's factor's
+    rows alike (program.make_program's definitions read through) and the inertia's rate
+    beside the momentum (rnea_derivatives._composites) left 12 on Solo12, 338 on Talos."""
     import pickle
     model = from_urdf(_path("erd", ROBOTS["solo"][1]), floating_base=True)
     eom = neutral_equations(GibbsAppellMethod(**model.kwargs), "solo", model.constants,
