@@ -150,7 +150,9 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
        solved into it): dq'/dx (nq x nx) into Jq, dF/dx - (dM/dx) u' (nu x nx) into R, \
        and the same over r (nq x nr, nu x nr; NULL for none: cg_jacobian without Jr); \
        under CG_JACOBIAN_UD also M's factor into L (nl entries) for the columns \
-       function; NULL with run-time constraints */ \
+       function. With a columns function, R's zeros that it writes before reading \
+       them (state 1) may be left unwritten: R is for it to solve in place. NULL \
+       with run-time constraints */ \
     X(jacobian, (CG_MODEL_INPUTS, double *ud, double *Jq, double *R, \
                  double *CG_OPTIONAL Jqr, double *CG_OPTIONAL Rr, double *L)) \
     /* the same over the constants: dq'/dp (nq x np) into Jqp, dF/dp - (dM/dp) ud \
