@@ -488,13 +488,12 @@ def _overwritten(columns: Program, nx: int) -> frozenset:
     if not groups:
         return frozenset()
     outputs = dict(columns.outputs)
-    last = max(c for _, cols in columns.column_groups for c in cols)
     out, read = set(), set()
     for g, (name, cols) in enumerate(groups, 1):
         rows = {i.index for i in columns.inputs if i.array == "B" and i.name.endswith(f"_g{g}")}
         out.update(j * nx + c for c in cols for j, e in enumerate(outputs[name])
                    if j not in rows and e != 0)
-        pads, _ = _padded_runs(_column_runs(cols, [4, 2, 1]), last)
+        pads, _ = _group_runs(columns, cols)
         read.update(j * nx + first + lane for lane, firsts in pads.items() for first in firsts
                     for j in rows)
     return frozenset(out - read)
@@ -637,7 +636,6 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
     # the first body over all of B's when state is 0
     column["tables"], column["declare"], column["blocks"] = [], [], []     # declare: runs
     rows_b = len(dict(program.outputs)["B"])
-    last = max((c for _, cols in program.column_groups for c in cols), default=0)
     for g, (name, cols) in enumerate(program.column_groups):
         ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
         # a zero solved off the rows a group reads is R's zero there already
@@ -649,10 +647,8 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
         # after (_padded_runs): alone, a column's statements do not pair into vector
         # ones and run twice the instructions
         runs = [4, 2, 1] if steps == [4, 1] else steps
-        tables = _column_runs(cols, runs)
-        pads = {}
-        if g and steps == [4, 1]:
-            pads, tables = _padded_runs(tables, last)
+        pads, tables = _group_runs(program, cols) if g and steps == [4, 1] \
+            else ({}, _column_runs(cols, runs))
         for step, table, lane in [(4, table, k) for k, table in pads.items()] + \
                 [(step, table, None) for step, table in zip(runs, tables)]:
             label = f"cg_g{g}_{step}" if lane is None else f"cg_g{g}_pad{lane}"
@@ -674,6 +670,13 @@ def _column_loop(program: Program, statements: list, inputs: list, array: str) -
             block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
             column["blocks"].append(dict(block, run=run))
     return statements[:first], [i for i in inputs if i["array"] != array], column
+
+
+def _group_runs(program: Program, cols: list) -> tuple:
+    """A group's columns (ascending) of a column solve's program as _column_loop runs them
+    over four lanes: _padded_runs' ({lane: first columns}, tables over 4, 2, 1)."""
+    last = max(c for _, group in program.column_groups for c in group)
+    return _padded_runs(_column_runs(cols, [4, 2, 1]), last)
 
 
 def _padded_runs(tables: list, last: int) -> tuple:

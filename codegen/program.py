@@ -283,10 +283,12 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
         expr = item.expr.xreplace(trivial) if trivial else item.expr
         if expr.is_number or expr.is_Symbol:
             trivial[item.symbol] = expr
-        elif _key(expr, memo) in seen:
-            trivial[item.symbol] = seen[_key(expr, memo)]
+            continue
+        key = _key(expr, memo)
+        if key in seen:
+            trivial[item.symbol] = seen[key]
         else:
-            seen[_key(expr, memo)] = item.symbol
+            seen[key] = item.symbol
             kept.append(type(item)(item.symbol, expr, item.name))
     items = kept
     if trivial:
