@@ -127,8 +127,10 @@ def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
         y.append(define(f"{y_label}{i}", _minus(b[i], _terms((L[i, k], y[k]) for k in range(i)))))
     x = [None] * n
     for i in reversed(range(n)):
-        x[i] = define(f"{x_label}{i}", _minus(sm.Mul(y[i], inv[i], evaluate=False),
-                                              _terms((L[k, i], x[k]) for k in range(i + 1, n))))
+        # the x computed last (x[i + 1]) subtracted last: the chain of subtractions runs
+        # while it is computed (Talos's column solve 3.86 -> 3.6 us a call)
+        x[i] = define(f"{x_label}{i}", _minus(sm.Mul(y[i], inv[i], evaluate=False), _terms(
+            (L[k, i], x[k]) for k in reversed(range(i + 1, n)))))
     return x
 
 
