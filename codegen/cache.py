@@ -42,7 +42,7 @@ from pathlib import Path
 from . import __version__
 from .abi import ABI_VERSION
 from .compiler import compile_library, compiler_identity, host_cpu, shared_suffix
-from .emit import RUNTIME_DIR, Sources
+from .emit import RUNTIME_DIR, Sources, runtime_sources
 from .eom import DEFAULTS
 from .errors import CacheError
 from .files import prepare_dir, sha256, write_atomic
@@ -58,11 +58,23 @@ _BUILD_FIELDS = ("name", "extension", "key", "abi", "c_files", "flags", "file_fl
                  "seconds")
 
 
+@lru_cache(maxsize=None)
+def _runtime_digest() -> str:
+    """SHA-256 of the runtime's files: a model includes its headers (cg_math.h's
+    attributes decide the code compiled, its copies for the processor), a fused one its
+    sources too, so a changed runtime builds the model again."""
+    h = hashlib.sha256()
+    for name, text in runtime_sources().items():
+        h.update(name.encode() + b"\0" + text.encode() + b"\0")
+    return h.hexdigest()
+
+
 def sources_key(sources: Sources, options: Options) -> str:
-    """SHA-256 of the emitted sources, the options, the runtime ABI and the compiler."""
+    """SHA-256 of the emitted sources, the options, the runtime (its ABI and its files)
+    and the compiler."""
     h = hashlib.sha256()
     native = any(f.startswith(("-march=native", "-mtune=native")) for f in options.flags)
-    for part in (f"abi {ABI_VERSION}", compiler_identity(), options.key(),
+    for part in (f"abi {ABI_VERSION}", _runtime_digest(), compiler_identity(), options.key(),
                  host_cpu() if native else ""):
         h.update(part.encode() + b"\0")
     for fname in sorted(sources.files):

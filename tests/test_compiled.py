@@ -14,7 +14,10 @@ import sympy.physics.mechanics as me
 from scipy.integrate import solve_ivp
 
 import built_models
-from codegen import GibbsAppellMethod, examples as ex, generate, load
+from codegen import GibbsAppellMethod, cache, examples as ex, generate, load
+from codegen.build import model_sources
+from codegen.cache import sources_key
+from codegen.options import Options
 
 t = me.dynamicsymbols._t
 
@@ -123,6 +126,19 @@ def test_cache_hit_and_miss(outdir, built):
     # load() re-imports the latest from its folder without SymPy work
     assert load(mod2.source_dir).key == mod2.key
     generate(ga, "rolling_disk", output_dir=outdir)     # restore for other tests
+
+
+def test_a_changed_runtime_is_a_new_key(monkeypatch):
+    """The model includes the runtime's headers (cg_math.h's attributes decide the code
+    compiled) and a fused one its sources: the key covers their text, so an upgraded
+    runtime never loads a library built against the old one."""
+    _, sources = model_sources(GibbsAppellMethod(**ex.dumbbell().kwargs), "twins")
+    key = sources_key(sources, Options())
+    changed = dict(cache.runtime_sources())
+    changed["cg_math.h"] = changed["cg_math.h"].replace("target_clones", "target_clones ")
+    monkeypatch.setattr(cache, "runtime_sources", lambda: changed)
+    monkeypatch.setattr(cache, "_runtime_digest", cache._runtime_digest.__wrapped__)
+    assert sources_key(sources, Options()) != key
 
 
 _CHILD = textwrap.dedent("""

@@ -78,7 +78,9 @@ def test_two_models_link_into_one_program(exported, tmp_path):
     """Each model is its descriptor and the runtime is shared: two models and one
     copy of the runtime link into one program, each computing its own x' and its
     inverse dynamics (the pendulums' Newton-Euler program; the disk's M u' - F, its
-    nonholonomic constraints eliminated)."""
+    nonholonomic constraints eliminated), and its Jacobian with the bits of the Python
+    module's, built without -std=c99: the copy the processor runs (cg_math.h's
+    CG_CLONES, fused multiply-adds in the AVX2 one) is the same code in both."""
     for name in ("disk", "pend"):
         folder = exported[name][2]
         for f in (f"{name}.c", f"{name}.h"):
@@ -88,13 +90,16 @@ def test_two_models_link_into_one_program(exported, tmp_path):
     run([CC, *STRICT, "-I.", os.path.join(HERE, "c", "two_models.c"), "disk.c", "pend.c",
          *RUNTIME_C, "-lm", "-o", "two_models"], tmp_path)
     lines = [line.split() for line in run(["./two_models"], tmp_path).splitlines()]
-    assert [(w[0], w[1], w[3]) for w in lines] == [("disk", "0", "0"), ("pend", "0", "0")]
-    for (name, code, dx0, inverse, tau0) in lines:
+    assert [(w[0], w[1], w[3], w[5]) for w in lines] == [("disk", "0", "0", "0"),
+                                                          ("pend", "0", "0", "0")]
+    for (name, code, dx0, inverse, tau0, jacobian, *J) in lines:
         mod = exported[name][3]
         x = 0.1 * np.arange(1, mod.nx + 1)
         r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
         p = np.ones(len(mod.constants))
         assert float(dx0) == mod.rhs(0.0, x, p, r)[0]
+        J = np.array([float.fromhex(v) for v in J]).reshape(mod.nx, mod.nx)
+        assert np.array_equal(J, mod.jacobian(0.0, x, p, r))
         ud = 0.2 * np.arange(1, mod.nu + 1)
         assert float(tau0) == mod.inverse_dynamics(0.0, x, ud, p, r)[0]
         M, F = mod.mass_matrix(0.0, x, p, r), mod.forcing(0.0, x, p, r)

@@ -1,6 +1,7 @@
 /* Two generated models and one copy of the runtime in one program: each model
    is its descriptor, so nothing clashes. Prints each model's name, cg_rhs's code and
-   x'[0], cg_inverse_dynamics' code and tau[0]. */
+   x'[0], cg_inverse_dynamics' code and tau[0], then cg_jacobian's code and J's entries
+   in hexadecimal (every bit). */
 #include <stdio.h>
 #include "cg_runtime.h"
 #include "disk.h"
@@ -8,14 +9,17 @@
 
 static void show(const cg_model *m)
 {
-    double x[32], p[32], r[8] = {0.0}, dx[32], ud[32], tau[32];
-    int i, code, inverse;
+    double x[32], p[32], r[8] = {0.0}, dx[32], ud[32], tau[32], J[32 * 32];
+    int i, code, inverse, jacobian;
     for (i = 0; i < m->nx; i++) x[i] = 0.1 * (i + 1);
     for (i = 0; i < m->np; i++) p[i] = 1.0;
     for (i = 0; i < m->nu; i++) ud[i] = 0.2 * (i + 1);
     code = cg_rhs(m, 0.0, x, p, r, dx);
     inverse = cg_inverse_dynamics(m, 0.0, x, p, r, ud, tau);
-    printf("%s %d %.17g %d %.17g\n", m->name, code, dx[0], inverse, tau[0]);
+    jacobian = cg_jacobian(m, 0.0, x, p, r, J, NULL);
+    printf("%s %d %.17g %d %.17g %d", m->name, code, dx[0], inverse, tau[0], jacobian);
+    for (i = 0; i < (jacobian ? 0 : m->nx * m->nx); i++) printf(" %a", J[i]);
+    printf("\n");
 }
 
 int main(void)
