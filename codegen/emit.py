@@ -352,16 +352,18 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = N
 
 
 def _function(kind: str, symbol: str, program: Program, comment: str, calls=(),
-              overwritten=None) -> dict:
+              overwritten=None, cloned: bool = None) -> dict:
     """One function's data for function.j2: which arrays it leaves unused, its
     input reads, and its statements (sin/cos pairs first), expressions printed;
     calls: (kind, symbol) of generated functions it calls last, on its own arguments,
     for the arrays they write; overwritten: array -> the entries its caller writes
     before any read (R's, by the columns function: _overwritten), whose zeros the
-    function leaves unwritten.
+    function leaves unwritten; cloned: compiled in cg_math.h's copies (by default the
+    CLONED kinds).
     All inputs are read before any output is written, so an array may be both
     (the unrolled solve's F); that solve is never parted, as a part reads the
     inputs again after earlier parts wrote."""
+    cloned = kind in CLONED if cloned is None else cloned
     # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
@@ -456,9 +458,9 @@ def _function(kind: str, symbol: str, program: Program, comment: str, calls=(),
     if looped:
         statements, inputs, column = _column_loop(program, statements, inputs, over)
     return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
-                clones=kind in CLONED, fills=() if parted else fills,
+                clones=cloned, fills=() if parted else fills,
                 # the Jacobian's parts: cg_jacobian passes its arrays disjoint
-                restrict=signature.restricted_signature if kind in CLONED else "",
+                restrict=signature.restricted_signature if cloned else "",
                 calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads, column=column,
@@ -520,11 +522,14 @@ TRIG_LOOP_PAIRS = 2
 _COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
 
 
-#: the kinds of function compiled twice, the AVX copy taken where the processor has it
+#: the kinds of function compiled twice, the AVX2 copy taken where the processor has it
 #: (cg_math.h's CG_CLONES): the Jacobian's, where the straight-line code's decoding is
-#: what costs. Not the others: a clone doubles a function's compile, and the right-hand
-#: side and inverse dynamics are several times Pinocchio's already
-CLONED = frozenset({"jacobian", "parameter_jacobian", "columns"})
+#: what costs, and a tree's mass matrix (but where the right-hand side solves with it:
+#: emit): in C against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa
+#: 0.10 -> 0.086, their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand
+#: side and inverse dynamics: their bits stay the same on every processor, a clone
+#: doubles a function's compile, and they are several times Pinocchio's already
+CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
 
 #: an output with at least this many zeros by structure, none of its entries read by the
 #: function, is filled with zeros first (cg_zero, a memset) and only its other entries are
@@ -845,8 +850,12 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             # solved in place by it, whenever the model has one)
             overwritten = {"R": _overwritten(programs["columns"], nx)} \
                 if kind == "jacobian" and "columns" in programs else None
+            # the mass function in its copies unless the right-hand side solves with its
+            # M (eval calls it and no recursion is built): those bits stay the same on
+            # every processor
+            cloned = not (calls_mass and "tree" not in programs) if kind == "mass" else None
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment,
-                                       overwritten=overwritten))
+                                       overwritten=overwritten, cloned=cloned))
             pointers[kind] = f"{name}_{kind}"
     nr = len(eom.specified_names)
     feedback = None

@@ -145,3 +145,31 @@ def test_part_files_compile_at_their_level(tmp_path, monkeypatch):
     r = np.array([0.3])
     for f in ("rhs", "mass_matrix", "forcing"):
         assert np.array_equal(getattr(parted, f)(0.0, x, p, r), getattr(whole, f)(0.0, x, p, r))
+
+
+def test_mass_in_the_processors_copies_unless_the_right_hand_side_solves_with_it(
+        monkeypatch):
+    """A tree's mass function is compiled in cg_math.h's copies (CG_CLONES, an AVX2 one
+    with fused multiply-adds); where eval calls it for the M the right-hand side solves
+    with (M's column loop, no recursion), it is not, and the right-hand side's bits stay
+    the same on every processor."""
+    import re
+
+    import codegen.composite as composite
+    import codegen.plan as plan
+    from codegen.build import model_sources
+    from codegen.options import Options
+    ga = GibbsAppellMethod(**ex.n_pendulum_on_cart(4).kwargs)
+    cloned = re.compile(r"CG_CLONES (static )?void m4_mass\(")
+
+    def source(**options):
+        _, src = model_sources(ga, "m4", options=Options(jacobian=False, **options))
+        return "".join(src.files[f] for f in src.c_files)
+    recursion = source()
+    assert "m4_tree(" in recursion and cloned.search(recursion)
+    monkeypatch.setattr(composite, "MASS_LOOP_ENTRIES", 5)     # M by the column loop
+    assert cloned.search(source())
+    monkeypatch.setattr(plan, "tree_program", lambda eom: None)   # and no recursion
+    solved = source()
+    assert "m4_tree(" not in solved and "m4_mass(t, x, p, r, M)" in solved
+    assert "void m4_mass(" in solved and not cloned.search(solved)

@@ -40,8 +40,8 @@
 #else
 #define CG_SMALL CG_SCALAR
 #endif
-/* The Jacobian's functions (codegen.emit.CLONED), and the runtime's finiteness check of
-   their output (cg_all_finite), compiled twice, the loader picking the AVX2 copy where
+/* The Jacobian's functions and a tree's mass matrix (codegen.emit.CLONED), and the
+   runtime's finiteness check of their output (cg_all_finite), compiled twice, the loader picking the AVX2 copy where
    the processor has it (GCC's target_clones, an ifunc of glibc): their straight-line
    code runs at the rate the processor decodes it, and AVX's three-operand encoding is a
    fifth shorter (the iiwa's Jacobian 56 -> 46 KB: 1.74 -> 1.40 us a call); the column
