@@ -850,10 +850,11 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             # solved in place by it, whenever the model has one)
             overwritten = {"R": _overwritten(programs["columns"], nx)} \
                 if kind == "jacobian" and "columns" in programs else None
-            # the mass function in its copies unless the right-hand side solves with its
-            # M (eval calls it and no recursion is built): those bits stay the same on
+            # the mass function out of the copies where the right-hand side solves with
+            # its M (eval calls it and no recursion is built): those bits stay the same on
             # every processor
-            cloned = not (calls_mass and "tree" not in programs) if kind == "mass" else None
+            cloned = kind in CLONED and not (kind == "mass" and calls_mass
+                                             and "tree" not in programs)
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment,
                                        overwritten=overwritten, cloned=cloned))
             pointers[kind] = f"{name}_{kind}"
