@@ -524,9 +524,9 @@ _COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
 
 #: the kinds of function compiled twice, the AVX2 copy taken where the processor has it
 #: (cg_math.h's CG_CLONES): the Jacobian's, where the straight-line code's decoding is
-#: what costs, and a tree's mass matrix (but where the right-hand side solves with it:
-#: emit): in C against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa
-#: 0.10 -> 0.086, their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand
+#: what costs, and a tree's mass matrix (not as the loop over its columns: emit): in C
+#: against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa 0.10 -> 0.086,
+#: their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand
 #: side and inverse dynamics: their bits stay the same on every processor, a clone
 #: doubles a function's compile, and they are several times Pinocchio's already
 CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
@@ -850,11 +850,13 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             # solved in place by it, whenever the model has one)
             overwritten = {"R": _overwritten(programs["columns"], nx)} \
                 if kind == "jacobian" and "columns" in programs else None
-            # the mass function out of the copies where the right-hand side solves with
-            # its M (eval calls it and no recursion is built): those bits stay the same on
-            # every processor
-            cloned = kind in CLONED and not (kind == "mass" and calls_mass
-                                             and "tree" not in programs)
+            # the mass function out of the copies as a loop over M's columns (a large
+            # tree's, rarely on a hot path: cloned, the 200-link pendulum's compile took
+            # 2.3 -> 3.8 s), the one form whose M a right-hand side solves with (eval
+            # calls it where no recursion is built): those bits stay the same on every
+            # processor
+            cloned = kind in CLONED and not (kind == "mass" and any(
+                i.array == _COLUMN_ARRAYS["mass"] for i in programs[key].inputs))
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment,
                                        overwritten=overwritten, cloned=cloned))
             pointers[kind] = f"{name}_{kind}"
