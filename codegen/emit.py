@@ -352,23 +352,26 @@ def _scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = N
 
 
 def _function(kind: str, symbol: str, program: Program, comment: str, calls=(),
-              overwritten=None, cloned: bool = None) -> dict:
+              overwritten=None) -> dict:
     """One function's data for function.j2: which arrays it leaves unused, its
     input reads, and its statements (sin/cos pairs first), expressions printed;
     calls: (kind, symbol) of generated functions it calls last, on its own arguments,
     for the arrays they write; overwritten: array -> the entries its caller writes
     before any read (R's, by the columns function: _overwritten), whose zeros the
-    function leaves unwritten; cloned: compiled in cg_math.h's copies (by default the
-    CLONED kinds).
+    function leaves unwritten.
     All inputs are read before any output is written, so an array may be both
     (the unrolled solve's F); that solve is never parted, as a part reads the
     inputs again after earlier parts wrote."""
-    cloned = kind in CLONED if cloned is None else cloned
     # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
     count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
                                            for e in exprs)
     over = _COLUMN_ARRAYS.get(kind)             # the array looped over, if any
     looped = over is not None and any(i.array == over for i in program.inputs)
+    # the mass function out of cg_math.h's copies as a loop over M's columns (a large
+    # tree's, rarely on a hot path: cloned, the 200-link pendulum's compile took 2.3 ->
+    # 3.8 s), the one form whose M a right-hand side solves with (eval calls it where no
+    # recursion is built): those bits stay the same on every processor
+    cloned = kind in CLONED and not (kind == "mass" and looped)
     large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
     parted = large and kind != "ldl" and not looped
@@ -524,11 +527,11 @@ _COLUMN_ARRAYS = {"columns": "B", "mass": "E"}
 
 #: the kinds of function compiled twice, the AVX2 copy taken where the processor has it
 #: (cg_math.h's CG_CLONES): the Jacobian's, where the straight-line code's decoding is
-#: what costs, and a tree's mass matrix (not as the loop over its columns: emit): in C
-#: against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa 0.10 -> 0.086,
-#: their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand
-#: side and inverse dynamics: their bits stay the same on every processor, a clone
-#: doubles a function's compile, and they are several times Pinocchio's already
+#: what costs, and a tree's mass matrix (not as the loop over its columns: _function):
+#: in C against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa 0.10 ->
+#: 0.086, their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand side and
+#: inverse dynamics: their bits stay the same on every processor, a clone doubles a
+#: function's compile, and they are several times Pinocchio's already
 CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
 
 #: an output with at least this many zeros by structure, none of its entries read by the
@@ -850,15 +853,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             # solved in place by it, whenever the model has one)
             overwritten = {"R": _overwritten(programs["columns"], nx)} \
                 if kind == "jacobian" and "columns" in programs else None
-            # the mass function out of the copies as a loop over M's columns (a large
-            # tree's, rarely on a hot path: cloned, the 200-link pendulum's compile took
-            # 2.3 -> 3.8 s), the one form whose M a right-hand side solves with (eval
-            # calls it where no recursion is built): those bits stay the same on every
-            # processor
-            cloned = kind in CLONED and not (kind == "mass" and any(
-                i.array == _COLUMN_ARRAYS["mass"] for i in programs[key].inputs))
             functions.append(_function(kind, f"{name}_{kind}", programs[key], comment,
-                                       overwritten=overwritten, cloned=cloned))
+                                       overwritten=overwritten))
             pointers[kind] = f"{name}_{kind}"
     nr = len(eom.specified_names)
     feedback = None
