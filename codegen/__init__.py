@@ -6,18 +6,18 @@ Options (code generation), animate (a run played in the browser),
 potential_energy (an output of constant forces),
 DynamicsError, ConvergenceError, BuildError, CacheError and BudgetError.
 """
-__version__ = "0.1.0"
-
+from .version import __version__
 from .animation import animate
-from .appell import GibbsAppellMethod
-from .build import generate
-from .cache import load
-from .eom import EquationsOfMotion, equations_of
-from .export import export_c, export_fmu
+from .formulation.appell import GibbsAppellMethod
+from .build.pipeline import generate
+from .build.cache import load
+from .equations.equations_of_motion import EquationsOfMotion
+from .formulation.equations_of import equations_of
+from .export.standalone import export_c, export_fmu
 from .errors import BudgetError, BuildError, CacheError, ConvergenceError, DynamicsError
-from .options import Options
-from .signals import potential_energy
-from .sweep import SweepResult, sweep
+from .build.options import Options
+from .equations.signals import potential_energy
+from .runtime.sweep import SweepResult, sweep
 
 __all__ = ["GibbsAppellMethod", "animate", "generate", "load", "export_c", "export_fmu", "Options",
            "sweep", "SweepResult", "potential_energy",

@@ -32,7 +32,7 @@ import sympy as sm
 
 from . import examples
 from .abi import METHOD_INFO, METHODS
-from .appell import GibbsAppellMethod
+from .formulation.appell import GibbsAppellMethod
 
 
 def _model(spec: str) -> examples.Model:
@@ -98,7 +98,7 @@ def show(args) -> int:
 def _compile_and_run(model, args, stages, animated: bool, samples: int):
     """(ga, mod, p, x0, r, method, run): the model generated (with its animation outputs,
     its own outputs and T, V if animated) and simulated for args.seconds at samples output times."""
-    from .build import generate
+    from .build.pipeline import generate
 
     ga = GibbsAppellMethod(**model.kwargs)
     outputs = None

@@ -29,7 +29,7 @@ def _template_dir() -> Path:
     """templates/ of a source checkout, else the installed codegen.templates."""
     here = Path(__file__).resolve().parent
     for candidate in (here.parent / "templates", here / "templates"):
-        if (candidate / "model.c.j2").is_file():
+        if (candidate / "model" / "model.c.j2").is_file():
             return candidate
     raise FileNotFoundError("codegen's templates/ folder is missing from the installation")
 

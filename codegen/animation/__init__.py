@@ -7,12 +7,12 @@ with the model.
     codegen.animate(mod, run, 'disk.html', outputs=['E'])   # or run.animate('disk.html')
 
 ``generate_animated(description, name, ...)`` forms, adds the pose outputs and
-generates in one call. Shapes: Box, Sphere, Cylinder, Mesh (codegen.animation.shapes).
+generates in one call. Shapes: Box, Sphere, Cylinder, Mesh (codegen.description.shapes).
 """
 from .page import THREE_VERSION, animate
 from .generate import generate_animated
 from .poses import pose_outputs
-from .shapes import Box, Cylinder, Mesh, Sphere
+from ..description.shapes import Box, Cylinder, Mesh, Sphere
 from .urdf import urdf_shapes
 
 __all__ = ["animate", "pose_outputs", "generate_animated", "Box", "Sphere", "Cylinder", "Mesh",

@@ -1,9 +1,9 @@
 """generate() with a description's animation outputs, in one call."""
 from __future__ import annotations
 
-from ..appell import GibbsAppellMethod
-from ..build import generate
-from ..examples import Model
+from ..formulation.appell import GibbsAppellMethod
+from ..build.pipeline import generate
+from ..description.model import Model
 from .poses import pose_outputs
 
 __all__ = ["generate_animated"]

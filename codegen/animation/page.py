@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ..abi import TEMPLATE_DIR
-from ..emit import render
-from ..files import write_atomic
+from ..emit.render import render
+from ..build.files import write_atomic
 from .poses import PREFIX, SEP
-from .shapes import Box, _Shape, equivalent_box, name_of
+from ..description.shapes import Box, Shape, equivalent_box, name_of
 
 __all__ = ["animate", "Scene", "THREE_VERSION"]
 
@@ -187,7 +187,7 @@ def _named(what, given, known, model, hint):
 def _objects(scene, shapes, boxes, size):
     objects, replaced = [], set()
     for shape in shapes:
-        if not isinstance(shape, _Shape):
+        if not isinstance(shape, Shape):
             raise TypeError(f"{scene.model}: shapes must be codegen.animation Box, Sphere, "
                             f"Cylinder or Mesh, got {type(shape).__name__}")
     hint = "; pose_outputs(..., frames=, points=) adds more"

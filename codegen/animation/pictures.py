@@ -7,6 +7,7 @@ from `python -m codegen animate`'s pages: the model compiled with its animation
 outputs, simulated in C, drawn by three.js, captured at a moment (#t=)."""
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -16,7 +17,6 @@ PICTURES = {"whipple_bicycle": (3.0, 1.2), "humanoid": (3.0, 0.8)}
 
 
 def main(argv=None) -> int:
-    from .. import __main__ as cli
     from .browser import Browser
 
     argv = sys.argv[1:] if argv is None else argv
@@ -25,8 +25,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as build, Browser((800, 500)) as browser:
         for name, (seconds, moment) in PICTURES.items():
             page = Path(build) / f"{name}.html"
-            cli.main(["animate", name, "--seconds", str(seconds), "--out", str(page),
-                      "--build-dir", build])
+            subprocess.run([sys.executable, "-m", "codegen", "animate", name, "--seconds",
+                            str(seconds), "--out", str(page), "--build-dir", build], check=True)
             state = browser.open(page, f"t={moment}")
             if state["errors"]:
                 raise SystemExit(f"{name}: the page reported {state['errors']}")

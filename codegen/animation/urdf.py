@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .shapes import Box, Cylinder, Mesh, Sphere
+from ..description.shapes import Box, Cylinder, Mesh, Sphere
 
 __all__ = ["urdf_shapes"]
 

@@ -11,7 +11,7 @@ in a fresh interpreter and measures what a user of the documentation runs:
   ``System.form_eoms(eom_method=...)``) and the first read of
   ``mass_matrix_full`` and ``forcing_full``;
 - the operation counts of ``mass_matrix_full`` and ``forcing_full`` written
-  out as expressions (codegen.program.operation_count: an n-term sum or
+  out as expressions (codegen.symbolic.counting.operation_count: an n-term sum or
   product is n - 1 operations, a power or call one; the same tree count as
   ``sympy.count_ops(visual=False)``, faster);
 - lambdify: ``sympy.lambdify([q, u, p, r], [mass_matrix_full, forcing_full],
@@ -41,7 +41,7 @@ import numpy as np, sympy as sm, sympy.physics.mechanics as me
 from codegen import GibbsAppellMethod
 from codegen.bench.doc_examples import MODELS
 from codegen.bench.doc_model import consistent_state, solve_full
-from codegen.program import operation_count
+from codegen.symbolic.counting import operation_count
 tool, name, pydy = sys.argv[1], sys.argv[2], sys.argv[3] == "pydy"
 cls = me.KanesMethod if tool == "kane" else GibbsAppellMethod
 t = me.dynamicsymbols._t

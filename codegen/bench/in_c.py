@@ -104,7 +104,7 @@ def _definitions(targets: Path) -> tuple:
 
 def toolchain() -> Toolchain:
     """What the driver is built with, or Unavailable naming what is missing."""
-    from ..compiler import c_compiler, version_line
+    from ..build.compiler import c_compiler, version_line
     cc = c_compiler()
     cxx = (os.environ.get("CXX") or sysconfig.get_config_var("CXX") or "c++").split()[0]
     for what, cmd in (("C", cc), ("C++", cxx)):
@@ -144,14 +144,14 @@ def _run(cmd, cwd: Path, what: str, timeout: float = 1800.0) -> None:
 
 
 def _render(template: str, **data) -> str:
-    from ..emit import render
+    from ..emit.render import render
     return render(f"bench/{template}", **data)
 
 
 def peer_object(tc: Toolchain, flags=FLAGS) -> Path:
     """Pinocchio's side compiled with flags, from the cache or compiled into it."""
-    from ..cache import cache_root
-    from ..files import write_atomic
+    from ..build.cache import cache_root
+    from ..build.files import write_atomic
     source = _render("pinocchio_peer.cpp.j2")
     header = _render("peer.h.j2")
     key = hashlib.sha256("\n".join((source, header, tc.identity(), *flags)).encode())
@@ -294,7 +294,7 @@ def build_driver(model, urdf: str, floating: bool, mimic: bool, name: str, folde
     default build has it), linked with Pinocchio's side. Raises Unavailable where the
     toolchain is missing, RuntimeError (BuildError among them) where it does not build."""
     from .. import GibbsAppellMethod
-    from ..export import export_c
+    from ..export.standalone import export_c
     tc = tc or toolchain()
     peer = peer or peer_object(tc, flags)
     names = [name] + ([f"{name}_jacobian"] if separate_jacobian else [])

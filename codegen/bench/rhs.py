@@ -15,7 +15,7 @@ interpreter measures
 - RHS per call from Python, at one state, median of 7 repeats after a
   warm-up call (min and max recorded): ours with out=,
   PyDy's rhs(x, t, r, p), lambdify + numpy.linalg.solve, pinocchio.aba;
-- operation count after CSE (codegen.program.operation_count for both): ours
+- operation count after CSE (codegen.symbolic.counting.operation_count for both): ours
   from the program, PyDy's from its own sympy.cse call on the same matrices
   (measured outside the timed region).
 
@@ -141,7 +141,7 @@ elif tool in ("pydy", "lambdify"):
         res["xdot"] = np.asarray(call()).tolist()
         if sys.argv[3:] != ["noops"]:       # sympy.cse of large models takes long
             subs, red = sm.cse(list(M) + list(F) + list(G))
-            from codegen.program import operation_count
+            from codegen.symbolic.counting import operation_count
             res["ops"] = operation_count([e for _, e in subs] + red)
     else:
         states = model.q_ind + model.u_ind

@@ -36,7 +36,7 @@ import numpy as np
 from codegen import GibbsAppellMethod, generate
 from codegen.bench import median_time
 from codegen.bench.spatial import load
-from codegen.eom import equations_of
+from codegen import equations_of
 spec = sys.argv[1]
 model = load(spec)
 t0 = time.perf_counter()

@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from ..examples import Model
+from ..description.model import Model
 from .checks import check_inertial, check_moving_mass, has_mass, master
 from .urdf import MOVABLE, URDFError, parse_urdf, rpy_matrix
 

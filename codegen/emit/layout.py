@@ -1,0 +1,413 @@
+"""A function's layout in C: its statements in order, the parts of a long function and the
+files they go to, the scratch array's slots and windows, zero fills, and the kinds compiled
+twice (CG_CLONES). ``function_data`` gives function.j2 one function's data."""
+from __future__ import annotations
+
+import heapq
+import re
+
+
+from ..abi import FUNCTIONS
+from ..programs.program import Program, dependents
+from ..symbolic.counting import operation_count
+from ..progress import checkpoint
+from .column_loops import COLUMN_ARRAYS, column_loop
+from .printer import IDENTIFIER, CPrinter
+from .trig import TRIG_LOOP_PAIRS, trig_loop, trig_numbers, trig_plan
+
+__all__ = ["function_data", "spread_parts", "executed_operations", "ordered_statements",
+           "scratch_layout", "part_windows", "PART_LIMIT", "PART_STATEMENTS", "PART_OPERATIONS",
+           "OPERATION_PART_STATEMENTS", "TU_STATEMENTS", "PART_FLAGS", "LOOP_FLAGS",
+           "SPLIT_STATEMENTS", "CLONED", "ZERO_FILL", "WINDOWS", "WINDOW", "WINDOW_MIN"]
+
+
+#: a function with more statements than PART_LIMIT is emitted in parts of
+#: PART_STATEMENTS (function.j2): the compiler's register allocation grows faster
+#: than linearly with a function's size (a 9,000-statement Jacobian: 84 s at -O2
+#: in one function, 9 s in parts of 250). A temporary used only in its own part is a
+#: local there (scratch_layout): Atlas's recursion, half of them, 8.6 % fewer instructions;
+#: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
+PART_LIMIT, PART_STATEMENTS = 1500, 250
+
+
+#: the kinds emitted whole up to this many operations (whatever their statements), in parts
+#: at PART_FLAGS beyond; measured with the scratch slots shared (callgrind per call, medians
+#: of alternating calls in one process, a loaded machine; whole at -O2 -> parted at -O1):
+#: the recursion ("tree", the right-hand side): Atlas (11,209 operations) 23,076 -> 22,772
+#: instructions, 3.20 -> 2.88 µs, compile 5.9 -> 3.2 s; Talos (12,390) 25,699 -> 25,165,
+#: 3.41 -> 3.18 µs, 7.6 -> 3.3 s; but the 100-link pendulum's (6,977) 2.52 -> 2.68 µs, kept
+#: whole (whole, the compile grows faster than the function: -O2 1.5 s at 3,300 statements,
+#: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions, 2 to 9 %
+#: faster in three runs of four (1.72-1.78 -> 1.61-1.69 µs), the same in the fourth (whole,
+#: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole.
+#: The Jacobian's analytic derivative program (codegen.algorithms.rnea_derivatives; fewer statements
+#: than PART_LIMIT, longer ones) whole -> parted, the same results bit for bit, quiet,
+#: alternating: the 20-link pendulum (4,914) build 3.3 -> 2.2 s, 4.10 -> 4.08 µs a call;
+#: iiwa (5,939) 3.5 -> 2.9 s, 2.17 -> 2.00 µs; HyQ (4,050) 4.8 -> 4.2 s, 2.17 -> 2.12 µs;
+#: Atlas 12.9 -> 13.0 µs, Talos 24.6 -> 23.1 µs (parted before, in parts of PART_STATEMENTS)
+PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000, "jacobian": 4000}
+
+
+#: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:
+#: compiled for size (CG_PART, PART_FLAGS), short parts run faster though their instructions
+#: are nearly the same (fewer spills, more values through the scratch array). Per call,
+#: alternating in one process (both link orders), parts of 250 -> 90: Talos's inverse
+#: dynamics 11,411 -> 11,347 instructions, 0.87-0.98 -> 0.73-0.75 µs (125: 0.76-0.92; 40
+#: and 60 the same as 90); the recursion Atlas's 2.22 -> 2.17 µs, Talos's 2.49 -> 2.44
+OPERATION_PART_STATEMENTS = 90
+
+
+#: a model whose large functions' parts have more statements than this spreads them over
+#: files of about this many, compiled at the same time (spread_parts)
+TU_STATEMENTS = 2500
+
+
+#: the flags, after the build's own, of the files of a large model's parts, where gcc's -O2
+#: only costs: on the 100-link pendulum, -O1 compiled them in half the CPU time, to the same
+#: instructions for M (and 20 % fewer for the recursion, which ran 15 % faster). -Os runs
+#: faster still, as the parts' straight-line code is read once a call and its size is what
+#: costs (the instruction cache): per call against -O1, alternating in one process, Atlas's
+#: RHS 2.64 -> 2.50 µs, Talos's 2.94 -> 2.82 and its inverse dynamics 1.62 -> 1.58, the
+#: 200-link pendulum's RHS 4.97 -> 4.79, the 100-link one's Jacobian 161 -> 156 µs. It costs
+#: compile time on the largest (the quiet benchmark, docs/performance.md: the 100-link
+#: pendulum's compile 2.0 -> 2.7 s, its Jacobian's build 24 -> 32 s; the robots' the same)
+PART_FLAGS = ("-Os",)
+
+
+#: the flags of a large tree's mass matrix, a loop over M's columns (its own file), as measured
+#: on the 100-link pendulum: -O1 compiles it in half the CPU time of -O2 to the same instructions
+LOOP_FLAGS = ("-O1",)
+
+
+#: a thin build whose solve (the recursion, the unrolled L D Lᵀ) has more statements
+#: than this gets it in a file of its own, compiled on the second core
+SPLIT_STATEMENTS = 400
+
+
+def ordered_statements(program: Program, parted: bool) -> list:
+    """A function's statements in the order emitted, as (temporary symbol or None, expression,
+    output array, index): the temporaries, then the outputs; in a parted function each output
+    right after the last temporary it reads (constants first), so that the temporaries die
+    early and the scratch array holds only those still to be read (scratch_layout): the
+    100-link pendulum's Jacobian reads nearly every temporary in its outputs, at the end."""
+    statements = [(sym, e, "", 0) for sym, e in program.temporaries]
+    outputs = [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
+    if not parted:
+        return statements + outputs
+    position = {sym: k for k, (sym, _) in enumerate(program.temporaries)}
+    after = {}                          # temporary's position (-1: none) -> outputs after it
+    for st in outputs:
+        after.setdefault(max((position[a] for a in st[1].free_symbols if a in position),
+                             default=-1), []).append(st)
+    return after.get(-1, []) + [x for k, st in enumerate(statements)
+                                for x in [st] + after.get(k, [])]
+
+
+def scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None,
+                    loop_values: int = 0) -> tuple:
+    """(local, slots, size) of a parted function (ordered_statements's statements in parts of
+    part, by default PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
+    constants there, in registers, where the others go through the scratch array: a
+    store each, and a load at each use the compiler cannot forward); slots, each value
+    read in a later part -> its index in the scratch array w: temporaries by symbol,
+    sin/cos values by (k, "s" or "c") (trig_numbers; the others are the part's locals);
+    size, w's length.
+
+    The slots are reused by a linear scan over the values' live ranges (the defining
+    statement to the last that reads the value, sin/cos arguments read where they are
+    computed): a value's slot is freed after the statement of its last use, and a new
+    value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True,
+    22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
+    sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
+    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs).
+    The first loop_values sin/cos arguments (trig_loop's) get slots wherever they are read."""
+    part = part or PART_STATEMENTS
+    index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
+    last = {}
+    for k, (_, e, _, _) in enumerate(statements):
+        used = set(e.free_symbols)
+        for group in plan.get(k, []):
+            for arg in group:
+                used |= arg.free_symbols
+        last.update((s, k) for s in used if s in index_of)
+    numbers = trig_numbers(plan)
+    values = {}                         # statement -> [(value, its last use)] defined there
+    for i, group in sorted(plan.items()):
+        values[i] = [((numbers[arg], kind), last_trig.get((arg, kind), i))
+                     for g in group for arg in g for kind in "sc"]
+    for sym, k in index_of.items():
+        values.setdefault(k, []).append((sym, last.get(sym, k)))
+    local = set()
+    slots, free, live, size = {}, [], [], 0      # live: a heap of (last use, slot)
+    for k in sorted(values):
+        while live and live[0][0] < k:
+            heapq.heappush(free, heapq.heappop(live)[1])
+        for value, end in values[k]:
+            if end // part == k // part and not (isinstance(value, tuple)
+                                                 and value[0] < loop_values):
+                if value in index_of:
+                    local.add(value)
+                continue
+            slots[value] = heapq.heappop(free) if free else size
+            size = max(size, slots[value] + 1)
+            heapq.heappush(live, (end, slots[value]))
+    return local, slots, size
+
+
+def function_data(kind: str, symbol: str, program: Program, comment: str, calls=(),
+              overwritten=None) -> dict:
+    """One function's data for function.j2: which arrays it leaves unused, its
+    input reads, and its statements (sin/cos pairs first), expressions printed;
+    calls: (kind, symbol) of generated functions it calls last, on its own arguments,
+    for the arrays they write; overwritten: array -> the entries its caller writes
+    before any read (R's, by the columns function: overwritten_entries), whose zeros the
+    function leaves unwritten.
+    All inputs are read before any output is written, so an array may be both
+    (the unrolled solve's F); that solve is never parted, as a part reads the
+    inputs again after earlier parts wrote."""
+    # constant outputs (a Jacobian's zeros and ones) cost the compiler nothing
+    count = len(program.temporaries) + sum(not e.is_number for _, exprs in program.outputs
+                                           for e in exprs)
+    over = COLUMN_ARRAYS.get(kind)             # the array looped over, if any
+    looped = over is not None and any(i.array == over for i in program.inputs)
+    # the mass function out of cg_math.h's copies as a loop over M's columns (a large
+    # tree's, rarely on a hot path: cloned, the 200-link pendulum's compile took 2.3 ->
+    # 3.8 s), the one form whose M a right-hand side solves with (eval calls it where no
+    # recursion is built): those bits stay the same on every processor
+    cloned = kind in CLONED and not (kind == "mass" and looped)
+    large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
+        else count > PART_LIMIT
+    parted = large and kind != "ldl" and not looped
+    size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
+    names = program.names
+    local, slots, size = set(), {}, 0
+    ordered = ordered_statements(program, parted)
+    read = {i.array for i in program.inputs}
+    optional = FUNCTIONS[kind].optional         # arrays passed NULL for none: guarded
+    overwritten = overwritten or {}
+    fills = [] if looped else [dict(array=a, count=len(exprs), guard=a in optional)
+                               for a, exprs in program.outputs
+                               if a not in read and _fills(exprs, overwritten.get(a, ()))]
+    filled = {a["array"] for a in fills}
+    ordered = [st for st in ordered if not (st[0] is None and st[1] == 0 and (
+        st[2] in filled or st[3] in overwritten.get(st[2], ())))]
+    reads = {i.name: i for i in program.inputs if i.array == "x"}
+    angles = frozenset(sym for sym, n in program.names.items() if n in reads) if parted else ()
+    plan, last_trig = trig_plan(ordered, angles)
+    trig_pairs = 0                # the pairs of coordinates whose sin/cos loop (trig_loop)
+    while trig_pairs < len(plan.get(0, ())) and len(plan[0][trig_pairs]) == 2 \
+            and all(a in angles for a in plan[0][trig_pairs]):
+        trig_pairs += 1
+    if trig_pairs < TRIG_LOOP_PAIRS:
+        trig_pairs = 0
+        plan, last_trig = trig_plan(ordered)
+    numbers = trig_numbers(plan)
+    if parted:
+        local, slots, size = scratch_layout(ordered, plan, last_trig, size_of_part,
+                                             2 * trig_pairs)
+        names = dict(names)
+        names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
+                      if sym not in local})
+    printer = CPrinter(names, {v: f"w[{i}]" for v, i in slots.items() if isinstance(v, tuple)})
+    written = {array for array, exprs in program.outputs if len(exprs)}
+    written.update(a for k, _ in calls for a in FUNCTIONS[k].outputs)
+    unused = [a for a in FUNCTIONS[kind].outputs if a not in written]
+
+    def sincos(k):
+        groups = []
+        for g, group in enumerate(plan.get(k, [])):
+            if k == 0 and g < trig_pairs:
+                for arg in group:
+                    printer.trig[arg] = numbers[arg]
+                continue
+            ks = []
+            for arg in group:
+                ks.append(numbers[arg])
+                printer.trig[arg] = ks[-1]
+            values = [(j, kind) for j in ks for kind in "sc"]
+            groups.append(dict(args=[printer.expression(a) for a in group],
+                               targets=[f"&{printer.trig_value(*v)}" for v in values],
+                               declare=[printer.trig_value(*v) for v in values
+                                        if v not in printer.scratch]))
+        return groups
+    statements = []
+    for k, (sym, expr, array, i) in enumerate(ordered):
+        if k % 1000 == 0:
+            checkpoint()
+        if sym is None:
+            statements.append(dict(sincos=sincos(k), temporary=False, array=array, index=i,
+                                   lhs=f"{array}[{i}]", rhs=printer.expression(expr),
+                                   **({"guard": array} if array in optional else {})))
+        else:
+            statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
+                                   lhs=("" if parted and sym not in local else "const double ")
+                                   + printer.expression(sym),
+                                   rhs=printer.expression(expr)))
+    # M's factor as the columns function reads it from the Jacobian's L: through
+    # cg_value (cg_math.h), else GCC's SLP vectorizer takes the entries as one group of
+    # loads and finds the columns' lanes not worth vectorizing
+    inputs = [dict(cname=i.name, array=i.array, index=i.index, label=i.label,
+                   **({"read": f"cg_value(L[{i.index}])"} if i.array == "L" else {}))
+              for i in program.inputs]
+    parts = []
+    if parted:
+        for k, i in enumerate(range(0, len(statements), size_of_part)):
+            windows, chunk = part_windows(statements[i:i + size_of_part])
+            parts.append(dict(index=k, statements=chunk, file=None, fills=fills if k == 0 else (),
+                              windows=windows, inputs=inputs_used(inputs, chunk),
+                              trig_loop=None))
+        if trig_pairs:
+            parts[0]["trig_loop"] = trig_loop(plan[0][:trig_pairs], numbers, slots,
+                                               program.names, reads)
+    signature = FUNCTIONS[kind]
+    column = None
+    if looped:
+        statements, inputs, column = column_loop(program, statements, inputs, over)
+    return dict(kind=kind, symbol=symbol, comment=comment, unused=unused, inputs=inputs,
+                clones=cloned, fills=() if parted else fills,
+                # the Jacobian's parts: cg_jacobian passes its arrays disjoint
+                restrict=signature.restricted_signature if cloned else "",
+                calls=[dict(symbol=s, arguments=FUNCTIONS[k].arguments) for k, s in calls],
+                signature=signature.signature, arguments=signature.arguments,
+                reads=signature.reads, column=column,
+                temporaries=bool(program.temporaries), statements=statements, external=False,
+                parts=parts, scratch=max(size, 1))
+
+
+def _fills(exprs: list, overwritten) -> bool:
+    """Whether an output array is filled with zeros first (cg_zero) rather than its zeros
+    stored one by one: at ZERO_FILL zeros, and, where its caller overwrites some entries
+    (their zeros then written by neither), at a quarter of its entries: the fill writes
+    every entry, about four a cycle (32-byte stores), a store one."""
+    zeros = sum(e == 0 for k, e in enumerate(exprs) if k not in overwritten)
+    return zeros >= ZERO_FILL and (not overwritten or 4 * zeros >= len(exprs))
+
+
+#: the kinds of function compiled twice, the AVX2 copy taken where the processor has it
+#: (cg_math.h's CG_CLONES): the Jacobian's, where the straight-line code's decoding is
+#: what costs, and a tree's mass matrix (not as the loop over its columns: function_data):
+#: in C against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa 0.10 ->
+#: 0.086, their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand side and
+#: inverse dynamics: their bits stay the same on every processor, a clone doubles a
+#: function's compile, and they are several times Pinocchio's already
+CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
+
+
+#: an output with at least this many zeros by structure, none of its entries read by the
+#: function, is filled with zeros first (cg_zero, a memset) and only its other entries are
+#: stored: a zero a store took an 11-byte instruction each (Solo12's Jacobian: 1,332 of
+#: 1,813 entries, 14 KB of code a call; the fill 0.2 µs faster of 3.8)
+ZERO_FILL = 16
+
+
+#: base pointers a part may take into its scratch array (cg_window), each reaching the
+#: WINDOW slots around it with a one-byte displacement (x86-64's -128..127 bytes), where
+#: a slot's address from w itself takes four beyond w[15]; taken where at least
+#: WINDOW_MIN of the part's reads and writes fall. Solo12's Jacobian (47 parts, 13k
+#: accesses): 3 windows 3.44 -> 3.27 µs a call, 6 -> 3.22, 10 -> 3.19
+WINDOWS, WINDOW, WINDOW_MIN = 8, 32, 8
+
+
+_SLOT = re.compile(r"\bw\[(\d+)\]")
+
+
+def part_windows(chunk: list) -> tuple:
+    """(bases, statements): a part's windows into the scratch array, greedily the WINDOW
+    consecutive slots of most accesses first, and its statements with those slots read
+    and written through them (cg_w<j>[offset]; a slot through one pointer only)."""
+    def texts(st):
+        return [st["lhs"], st["rhs"]] + [t for g in st["sincos"] for t in g["args"] + g["targets"]]
+    count = {}
+    for st in chunk:
+        for text in texts(st):
+            for k in _SLOT.findall(text):
+                count[int(k)] = count.get(int(k), 0) + 1
+    bases, left = [], dict(count)
+    while left and len(bases) < WINDOWS:
+        slots = sorted(left)
+        best, lo_best, j, inside = 0, None, 0, 0
+        for lo in slots:                       # the window [lo, lo + WINDOW) of most accesses
+            while j < len(slots) and slots[j] < lo + WINDOW:
+                inside += left[slots[j]]
+                j += 1
+            if inside > best:
+                best, lo_best = inside, lo
+            inside -= left[lo]
+        if best < WINDOW_MIN:
+            break
+        bases.append(lo_best + WINDOW // 2)
+        for k in [k for k in left if lo_best <= k < lo_best + WINDOW]:
+            del left[k]
+    if not bases:
+        return (), chunk
+
+    def through(m):
+        k = int(m.group(1))
+        for b, base in enumerate(bases):
+            if -WINDOW // 2 <= k - base < WINDOW // 2:
+                return f"cg_w{b}[{k - base}]"
+        return m.group(0)
+
+    def rewritten(st):
+        st = dict(st, lhs=_SLOT.sub(through, st["lhs"]), rhs=_SLOT.sub(through, st["rhs"]))
+        st["sincos"] = [dict(g, args=[_SLOT.sub(through, a) for a in g["args"]],
+                             targets=[_SLOT.sub(through, t) for t in g["targets"]])
+                        for g in st["sincos"]]
+        return st
+    return bases, [rewritten(st) for st in chunk]
+
+
+def executed_operations(program: Program, kind: str) -> int:
+    """The operations a call runs: a looped mass function's (COLUMN_ARRAYS) once part
+    and its loop's body once per column (every row's, though rows i < c are skipped)."""
+    if kind != "mass" or not any(i.array == "E" for i in program.inputs):
+        return program.operation_count
+    unit = {i.name for i in program.inputs if i.array == "E"}
+    loop = dependents(program.temporaries, {o for o, n in program.names.items() if n in unit})
+    once = [e for sym, e in program.temporaries if sym not in loop]
+    body = [e for sym, e in program.temporaries if sym in loop] \
+        + [e for _, exprs in program.outputs for e in exprs]
+    columns = sum(len(exprs) for _, exprs in program.outputs)
+    return operation_count(once) + columns * operation_count(body)
+
+
+def inputs_used(inputs: list, statements: list) -> list:
+    """The inputs (function.j2's reads) a part's statements name: a part of a large
+    model's function reads a few of its hundreds of inputs."""
+    names = set()
+    for st in statements:
+        names.update(IDENTIFIER.findall(st["rhs"]))
+        for g in st["sincos"]:
+            for a in g["args"]:
+                names.update(IDENTIFIER.findall(a))
+    return [i for i in inputs if i["cname"] in names]
+
+
+def spread_parts(functions: list, name: str) -> dict:
+    """Large functions' parts spread over translation units of about TU_STATEMENTS
+    statements, compiled side by side (codegen.build.compiler): {file name: its parts, as
+    (function, part)}. Each part records its file; a model whose parts fit in one unit
+    keeps them beside their functions.
+
+    The parts are laid out backwards: the last ones first, in the first file (the files
+    are linked in the order of their names), so that a call runs through its code from
+    the higher addresses to the lower, part by part. Code larger than the instruction
+    cache, read forwards part after part, ran much slower here (Talos's inverse dynamics
+    in 12 parts, 74 KB, per call alternating in one process: 1.04-1.06 µs forwards,
+    0.76-0.82 µs backwards, the same instructions); GCC lays a file's static parts out
+    backwards already (those kept beside their functions)."""
+    parted = [(f, part) for f in functions for part in f["parts"]][::-1]
+    total = sum(len(part["statements"]) for _, part in parted)
+    if total <= TU_STATEMENTS:
+        return {}
+    units = -(-total // TU_STATEMENTS)
+    width = len(str(units - 1))     # part02 before part10: name order is link order
+    files, size, k = {}, 0, 0
+    for f, part in parted:
+        fname = f"{name}_part{k:0{width}d}.c"
+        files.setdefault(fname, []).append((f, part))
+        part["file"] = fname
+        size += len(part["statements"])
+        if size >= total * (k + 1) / units and k < units - 1:
+            k += 1
+    return files
