@@ -36,7 +36,8 @@ from ..symbolic.forward_mode import forward
 from .rnea import inverse_program
 from ..programs.program import Program, make_program
 from ..progress import checkpoint
-from .rnea_derivatives import rnea_derivatives, solve_operations
+from .rnea_derivatives import rnea_derivatives
+from .rnea_derivatives_solve import solve_operations
 
 __all__ = ["jacobian_program", "parameter_jacobian_program"]
 

@@ -123,7 +123,7 @@ def _total_accelerations(nodes, S, W, h, T, define, ud) -> list:
 
         a = X (a_parent + (0; e)) + (c_ω; 0) + s u'
 
-    (h[k] = (a0x or c = (c_ω; e), b), codegen.formulation.tree.TreeNode): the u'-free acceleration is
+    (h[k] = (a0x or c = (c_ω; e), b), codegen.equations.tree.TreeNode): the u'-free acceleration is
     not formed from the formulation's expressions body by body, and gravity, the root's
     (0; -g), rides along in X."""
     a, f = [None] * len(nodes), [None] * len(nodes)

@@ -45,130 +45,23 @@ acceleration from its children's acceleration at rest (_lifts). The residual it 
 the tree's Newton–Euler one (codegen.algorithms.rnea) at two generic points; where they
 differ (a load not affine in u; a body whose gravity is a load rather than the root's
 carried acceleration, as in the Panda's merged hand with symbolic numbers) it returns
-None, and forward mode over
-the Newton–Euler program is used. Measured (codegen.symbolic.counting.operation_count of the
-derivative program, forward mode → this): iiwa 7,433 → 5,939, UR5 3,251 → 3,005,
-Panda 14,255 → 8,902, HyQ 5,236 → 4,050, Solo12 16,692 → 11,904, ANYmal 19,372 →
-12,142, Atlas 58,357 → 33,255 and Talos 92,167 → 46,750 (measured before dAdv was
-named once), the pendulum on a cart at n = 20 6,450 → 4,914, at n = 100 144,291 →
-104,591. On the iiwa (before CSE) the pairs' dot products take about 35 operations a
-pair of joints (over q and u); each joint about 730: its dFdq 139, its body's inertia
-in the root's frame 132, the body's wrench and the subtree's sum 90, the inertia's
-rate 73, dAdq 54, dFdv 45, the momentum 36, Yc S 32, Ẏc S 28, S ×* Hc 26, dVdq 23.
+None, and forward mode over the Newton–Euler program is used. Its programs are a half to
+two thirds of forward mode's (docs/design.md gives the figures).
 """
 from __future__ import annotations
-
-import random
 
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from ..symbolic.forward_mode import forward
-from .rnea import inverse_program
+from ..symbolic.spatial import add6, fcross, mcross
+from ..symbolic.spatial_inertia import SpatialInertia, full6, rigid_parameters
+from .rnea_derivatives_solve import agrees_with_newton_euler, paths, residual_vanishes, solve_ud
 from ..programs.program import dependency_order, live_temporaries
-from ..symbolic.counting import operation_count
 from .tree_passes import tree_inputs
-from ..symbolic.expressions import evaluate, vanishes
-from .ldlt import ldl_factor, ldl_solve
 from ..symbolic.vec3 import add, cross, dot, matvec
 
 __all__ = ["rnea_derivatives"]
-
-#: an inertia's entries that should be equal (or zero) may differ by this much, relative
-#: to its largest, as URDF inertias written with round-off do (the iiwa's 1e-8 products
-#: of inertia, symmetric to 1e-20)
-_SYMMETRY_TOL = 1e-12
-
-#: relative agreement of the tree's residual and this one's at the generic points
-_CHECK_TOL = 1e-9
-
-
-def _mcross(m, n):
-    """Motion cross product m × n (spatial motions (ω; v))."""
-    return cross(m[:3], n[:3]) + add(cross(m[:3], n[3:]), cross(m[3:], n[:3]))
-
-
-def _fcross(m, f):
-    """Force cross product m ×* f (f = (moment; force))."""
-    return add(cross(m[:3], f[:3]), cross(m[3:], f[3:])) + cross(m[:3], f[3:])
-
-
-def _add6(*vs):
-    return [sm.Add(*[v[i] for v in vs]) for i in range(6)]
-
-
-class _Inertia:
-    """A spatial inertia about the root's origin as (m, h = m c, I_O) (ten numbers), or
-    its rate (m = 0): Y (ω; v) = (I ω + h × v; m v + ω × h)."""
-
-    def __init__(self, m, h, I):
-        self.m, self.h, self.I = m, list(h), I       # I: 3 x 3 nested lists (symmetric)
-
-    def __call__(self, x):
-        w, v = x[:3], x[3:]
-        return add(matvec(self.I, w), cross(self.h, v)) + add([self.m * e for e in v],
-                                                              cross(w, self.h))
-
-    def __add__(self, other):
-        return _Inertia(self.m + other.m, add(self.h, other.h),
-                        [add(a, b) for a, b in zip(self.I, other.I)])
-
-    def named(self, label, define):
-        d = {(i, c): define(f"{label}I{i}{c}", self.I[i][c]) for i in range(3) for c in range(i, 3)}
-        return _Inertia(define(f"{label}m", self.m), [define(f"{label}h{i}", e)
-                                                      for i, e in enumerate(self.h)],
-                        [[d[min(i, c), max(i, c)] for c in range(3)] for i in range(3)])
-
-
-#: where the parameters of W = [[I, h×], [h×ᵀ, m 1]] sit: (row, column) -> (name, sign)
-_TEMPLATE = {}
-for _a in range(3):
-    for _b in range(3):
-        _TEMPLATE[_a, _b] = (f"I{min(_a, _b)}{max(_a, _b)}", 1)
-    _TEMPLATE[3 + _a, 3 + _a] = ("m", 1)
-for (_a, _b), (_c, _s) in {(0, 1): (2, -1), (0, 2): (1, 1), (1, 0): (2, 1), (1, 2): (0, -1),
-                           (2, 0): (1, -1), (2, 1): (0, 1)}.items():
-    _TEMPLATE[_a, 3 + _b] = (f"h{_c}", _s)          # h× at [0:3, 3:6]
-    _TEMPLATE[3 + _b, _a] = (f"h{_c}", _s)          # its transpose at [3:6, 0:3]
-
-
-def _rigid_parameters(rows, Wx):
-    """(m, h, I) of a rigid body's spatial inertia from its rows Wx (len(rows) x 6) at its
-    reference point, in its components: the entries off the rows are set to zero, which
-    changes no residual (the body's velocities and the axes above it stay on its rows).
-    Entries that should be equal may differ in round-off (_SYMMETRY_TOL) or, symbolic, in
-    form (equal at generic points; the one of fewer operations is kept). None if Wx is not
-    of that form."""
-    values = {}
-    size = max([abs(float(e)) for row in Wx for e in row if sm.sympify(e).is_number] + [0.0])
-    for a, i in enumerate(rows):
-        for c in range(6):
-            e = sm.sympify(Wx[a][c])
-            place = _TEMPLATE.get((i, c))
-            name, sign = place if place is not None else (None, 1)
-            v = sign * e
-            known = values.setdefault(name, v) if name else sm.S.Zero
-            if known == v:
-                continue
-            if v.is_number and known.is_number:
-                if abs(float(known - v)) > _SYMMETRY_TOL * size:
-                    return None
-            elif not vanishes([known - v], relative=True):
-                return None
-            elif name and operation_count([v]) < operation_count([known]):
-                values[name] = v
-    get = values.get
-    I = [[get(f"I{min(a, b)}{max(a, b)}", sm.S.Zero) for b in range(3)] for a in range(3)]
-    return get("m", sm.S.Zero), [get(f"h{i}", sm.S.Zero) for i in range(3)], I
-
-
-def _full(rows, values):
-    """A 6-vector from its entries on rows (zero elsewhere)."""
-    out = [sm.S.Zero] * 6
-    for i, e in zip(rows, values):
-        out[i] = e
-    return out
-
 
 def _reason(eom) -> str | None:
     """Why the tree does not fit the rigid-joint derivatives (structure only), or None."""
@@ -189,7 +82,7 @@ def _reason(eom) -> str | None:
     for nd in tree.nodes:
         if not over([e for row in nd.Wx for e in row], consts):
             return "an inertia that is not constant in its body"
-        if _rigid_parameters(nd.rows, nd.Wx) is None:
+        if rigid_parameters(nd.rows, nd.Wx) is None:
             return "an inertia that is not a rigid body's"
         if nd.parent < 0:               # a root, of any speeds: its frame is the reference
             if not over([e for row in nd.s for e in row], consts):
@@ -218,7 +111,7 @@ def _loads(temporaries, exprs, speeds):
     """exprs (the bodies' biases) less their parts quadratic in the speeds (the rigid
     bodies' v×* W v, and the classical acceleration's products): each one's value and
     first derivatives at rest, through the temporaries, as value + Σ u_j ∂/∂u_j. That
-    is the loads where they are affine in the speeds (a joint's damping); _agrees
+    is the loads where they are affine in the speeds (a joint's damping); agrees_with_newton_euler
     checks it."""
     seeds = {u: {j: sm.S.One} for j, u in enumerate(speeds)}
     point = {u: sm.S.Zero for u in speeds}
@@ -252,7 +145,7 @@ class _World:
         self.define, self.u, self.ud = define, u, ud
         n = len(nodes)
         self.E, self.p, self.S, self.v, self.a, self.dV = ([None] * n for _ in range(6))
-        # split (u' solved by the caller, _solve_ud): the acceleration at u' = 0 (a0) and
+        # split (u' solved by the caller, solve_ud): the acceleration at u' = 0 (a0) and
         # u''s share (A) apart, a = a0 + A
         self.a0, self.A = ([None] * n for _ in range(2)) if split else (None, None)
         self.Sp, self.Spp = [None] * n, [None] * n      # a joint's axis turning with its q
@@ -266,36 +159,36 @@ class _World:
                       for b in range(3)] for a in range(3)]
                 p = [define(f"wp{k}_{a}", e) for a, e in enumerate(add(pp, matvec(Ep, T[k].r)))]
             self.E[k], self.p[k] = E, p
-            self.S[k] = [self.named(f"wS{k}_{c}_", self.motion(k, _full(nd.rows, list(S[k][:, c]))))
+            self.S[k] = [self.named(f"wS{k}_{c}_", self.motion(k, full6(nd.rows, list(S[k][:, c]))))
                          for c in range(len(nd.speeds))]
             own = [sm.Add(*[col[i] * u[j] for col, j in zip(self.S[k], nd.speeds)])
                    for i in range(6)]
             if nd.parent < 0:       # the root's velocity products are in its a0x
-                v, a = own, _add6(root_acceleration(h[k][0], own), lift[k])
+                v, a = own, add6(root_acceleration(h[k][0], own), lift[k])
             else:
                 # Ṡ = v_λ × S + S' u (S' = ∂S/∂q of its own q, turn's): the joint's dV
                 # (_analytic's), and the acceleration's velocity product Ṡ u
                 vp, j = self.v[nd.parent], nd.speeds[0]
-                dV = _mcross(vp, self.S[k][0])
+                dV = mcross(vp, self.S[k][0])
                 if turn[k] is not None:
                     self.Sp[k] = self.named(f"wSp{k}_", self.motion(k, turn[k][0]))
-                    self.Spp[k] = self.named(f"wSpp{k}_", _add6(
-                        _mcross(self.S[k][0], self.Sp[k]), self.motion(k, turn[k][1])))
-                    dV = _add6(dV, [e * u[j] for e in self.Sp[k]])
+                    self.Spp[k] = self.named(f"wSpp{k}_", add6(
+                        mcross(self.S[k][0], self.Sp[k]), self.motion(k, turn[k][1])))
+                    dV = add6(dV, [e * u[j] for e in self.Sp[k]])
                 self.dV[k] = self.named(f"wdV{k}_", dV)
-                v = _add6(vp, own)
-                a = _add6((self.a0 if split else self.a)[nd.parent],
+                v = add6(vp, own)
+                a = add6((self.a0 if split else self.a)[nd.parent],
                           [e * u[j] for e in self.dV[k]])
             self.v[k] = self.named(f"wv{k}_", v)
             own_ud = [sm.Add(*[col[i] * ud[j] for col, j in zip(self.S[k], nd.speeds)])
                       for i in range(6)]
             if split:
                 if nd.parent >= 0:
-                    own_ud = _add6(self.A[nd.parent], own_ud)
+                    own_ud = add6(self.A[nd.parent], own_ud)
                 self.a0[k] = self.named(f"wa0{k}_", a)
                 self.A[k] = self.named(f"wA{k}_", own_ud)
                 a, own_ud = self.a0[k], self.A[k]
-            self.a[k] = self.named(f"wa{k}_", _add6(a, own_ud))
+            self.a[k] = self.named(f"wa{k}_", add6(a, own_ud))
 
     def named(self, label, vec):
         return [self.define(f"{label}{i}", e) for i, e in enumerate(vec)]
@@ -320,9 +213,9 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
     forward-mode parts. temporaries: (symbol, expr) of the values; dtau[i][k] =
     dtau_i/dx_k, ddq[i][k] the same of q'; count: the definitions formed here. ud: the
     symbols of u', inputs cg_ud<j>; with solve, temporaries (cg_ud<j>) of the program,
-    u' solved from the quantities the derivatives form anyway (_solve_ud), so that the
+    u' solved from the quantities the derivatives form anyway (solve_ud), so that the
     Jacobian needs no call of the right-hand side first (False where that solve fails
-    its check, _solves), and factor (order, ldl_factor's factors: _solve_ud's), else
+    its check, residual_vanishes), and factor (order, ldl_factor's factors: solve_ud's), else
     None."""
     if _reason(eom) is not None:
         return None
@@ -336,7 +229,7 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")        # an input, or with solve a temporary
     # the loads: the bias less the rigid body's (_loads; a load not affine in u is left
-    # to forward mode over the whole program by _agrees)
+    # to forward mode over the whole program by agrees_with_newton_euler)
     loads = _loads(prog.temporaries, [e for k in range(len(nodes)) for e in h[k][1]], u)
     coordinate = _coordinates(eom)
     world = _World(nodes, S, h, T, ud, u, define, _turns(eom, coordinate), _lifts(eom),
@@ -352,18 +245,18 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
     for k, nd in enumerate(nodes):
         for col, j in zip(world.S[k], nd.speeds):
             tau[j] = dot(col, Fc[k]) - Q[j]
-    if not _agrees(eom, define, tau, ud):
+    if not agrees_with_newton_euler(eom, define, tau, ud):
         return None
     YS = {(k, c): world.named(f"wYS{k}_{c}_", Yc[k](Sk))
           for k in range(len(nodes)) for c, Sk in enumerate(world.S[k])}
     factor = None
     if solve:
-        solved = _solve_ud(nodes, world, YS, Fc0, Q, define)
+        solved = solve_ud(nodes, world, YS, Fc0, Q, define)
         if solved is None:
             return False
         solved, factor = solved
         define.temps = dependency_order(define.temps + list(zip(ud, solved)))
-        if not _solves(define, tau):
+        if not residual_vanishes(define, tau):
             return False
     nd_ = len(eom.q) + nu + nr
     dtau = [[sm.S.Zero] * nd_ for _ in range(nu)]
@@ -397,11 +290,11 @@ def rnea_derivatives(eom, tangents, solve: bool = False):
     for k in reversed(range(len(nodes))):
         nd = nodes[k]
         grads = [tangents.of(e) for e in load_b[k]]
-        acc = {d: world.force(k, _full(nd.rows, [g.get(d, sm.S.Zero) for g in grads]))
+        acc = {d: world.force(k, full6(nd.rows, [g.get(d, sm.S.Zero) for g in grads]))
                for d in sorted({d for g in grads for d in g})}
         for c in children[k]:
             for d, vec in Lr[c].items():
-                acc[d] = _add6(acc.get(d, [sm.S.Zero] * 6), vec)
+                acc[d] = add6(acc.get(d, [sm.S.Zero] * 6), vec)
         Lr[k] = {d: world.named(f"wL{k}_{d}_", vec) for d, vec in sorted(acc.items())}
         for d, vec in Lr[k].items():
             for col, j in zip(world.S[k], nd.speeds):
@@ -421,14 +314,14 @@ def _turns(eom, coordinate) -> list:
             out.append(None)
             continue
         first = [sm.diff(e, q) for e in axis]
-        out.append((_full(nd.rows, first), _full(nd.rows, [sm.diff(e, q) for e in first])))
+        out.append((full6(nd.rows, first), full6(nd.rows, [sm.diff(e, q) for e in first])))
     return out
 
 
 def _lifts(eom) -> dict:
     """root -> the spatial acceleration added to its a0x: gravity where the root's rows do
     not carry it (a cart under a pendulum) and a child whose rest acceleration (a0x at
-    u = 0) is constant in the root's axes (numeric R) does; zero otherwise. _agrees
+    u = 0) is constant in the root's axes (numeric R) does; zero otherwise. agrees_with_newton_euler
     checks that it is every body's."""
     nodes, out = eom.tree.nodes, {}
     rest = {u: sm.S.Zero for u in eom.u}
@@ -461,7 +354,7 @@ def _composites(nodes, world, load_b, children, define):
     Fc0, FcA = [None] * n, [None] * n
     for k in reversed(range(n)):
         nd = nodes[k]
-        m, hb, Ib = _rigid_parameters(nd.rows, nd.Wx)
+        m, hb, Ib = rigid_parameters(nd.rows, nd.Wx)
         E, p = world.E[k], world.p[k]
         h0 = add(matvec(E, hb), [m * e for e in p])
         EI = [[dot(E[a], [Ib[c][b] for c in range(3)]) for b in range(3)] for a in range(3)]
@@ -469,7 +362,7 @@ def _composites(nodes, world, load_b, children, define):
         # I about the root's origin: E I Eᵀ - (h× p× + p× h×) + m p× p×
         I0 = [[dot(EI[a], E[b]) - (p[a] * h0[b] + h0[a] * p[b]) + (2 * ph if a == b else 0)
                + m * (p[a] * p[b] - (pp if a == b else 0)) for b in range(3)] for a in range(3)]
-        Y = _Inertia(m, h0, I0).named(f"wY{k}", define)
+        Y = SpatialInertia(m, h0, I0).named(f"wY{k}", define)
         vk = world.v[k]
         w, lin = vk[:3], vk[3:]
         mom = world.named(f"wH{k}_", Y(vk))
@@ -481,22 +374,22 @@ def _composites(nodes, world, load_b, children, define):
         hv = dot(Y.h, lin)
         Idot = [[wI[b][a] + wI[a][b] + (2 * hv if a == b else 0) - lin[a] * Y.h[b]
                  - Y.h[a] * lin[b] for b in range(3)] for a in range(3)]
-        Yd = _Inertia(sm.S.Zero, mom[3:], Idot).named(f"wYd{k}", define)
-        f = _add6(Y(world.a0[k] if split else world.a[k]), _fcross(vk, mom),
-                  world.force(k, _full(nd.rows, load_b[k])))
+        Yd = SpatialInertia(sm.S.Zero, mom[3:], Idot).named(f"wYd{k}", define)
+        f = add6(Y(world.a0[k] if split else world.a[k]), fcross(vk, mom),
+                  world.force(k, full6(nd.rows, load_b[k])))
         fA = Y(world.A[k]) if split else None
         for c in children[k]:
             Y, Yd = Y + Yc[c], Yd + Ydc[c]
-            mom = _add6(mom, Hc[c])
+            mom = add6(mom, Hc[c])
             if split:
-                f, fA = _add6(f, Fc0[c]), _add6(fA, FcA[c])
+                f, fA = add6(f, Fc0[c]), add6(fA, FcA[c])
             else:
-                f = _add6(f, Fc[c])
+                f = add6(f, Fc[c])
         Yc[k], Ydc[k] = Y.named(f"wYc{k}", define), Yd.named(f"wYdc{k}", define)
         Hc[k] = world.named(f"wHc{k}_", mom)
         if split:
             Fc0[k], FcA[k] = world.named(f"wFc0{k}_", f), world.named(f"wFA{k}_", fA)
-            f = _add6(Fc0[k], FcA[k])
+            f = add6(Fc0[k], FcA[k])
         Fc[k] = world.named(f"wFc{k}_", f)
     return Yc, Ydc, Hc, Fc, (Fc0 if split else None)
 
@@ -509,12 +402,12 @@ def _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, column, nq, dtau) -> None:
         vp = world.v[k] if nd.parent < 0 else world.v[nd.parent]
         for c, Sk in enumerate(world.S[k]):
             YdS = world.named(f"wYdS{k}_{c}_", Ydc[k](Sk))          # G's and dFv's
-            SxH = world.named(f"wSH{k}_{c}_", _fcross(Sk, Hc[k]))
+            SxH = world.named(f"wSH{k}_{c}_", fcross(Sk, Hc[k]))
             G[k, c] = world.named(f"wG{k}_{c}_", [x - y for x, y in zip(YdS, SxH)])
             if nd.parent < 0:
                 # a root's own velocity product is in its a0x: v × S where a joint has 2 v_λ × S
                 dV[k, c] = dA[k, c] = None
-                dAv[k, c] = world.named(f"wdAv{k}_{c}_", _mcross(vp, Sk))
+                dAv[k, c] = world.named(f"wdAv{k}_{c}_", mcross(vp, Sk))
                 continue
             ap = world.a[nd.parent]
             dV[k, c] = world.dV[k]
@@ -522,16 +415,16 @@ def _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, column, nq, dtau) -> None:
             if world.Sp[k] is not None:     # the axis turning with its own q: ∂(S u' + Ṡ u)
                 j, Sp = nd.speeds[0], world.Sp[k]
                 u, ud = world.u[j], world.ud[j]
-                extra = [[e * ud for e in Sp], [e * u for e in _mcross(vp, Sp)],
+                extra = [[e * ud for e in Sp], [e * u for e in mcross(vp, Sp)],
                          [e * u * u for e in world.Spp[k]]]
-            dA[k, c] = world.named(f"wdA{k}_", _add6(_mcross(ap, Sk), _mcross(vp, dV[k, c]),
+            dA[k, c] = world.named(f"wdA{k}_", add6(mcross(ap, Sk), mcross(vp, dV[k, c]),
                                                      *extra))
-            dFq[k] = world.named(f"wFq{k}_", _add6(_fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
-                                                    _fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
+            dFq[k] = world.named(f"wFq{k}_", add6(fcross(Sk, Fc[k]), Ydc[k](dV[k, c]),
+                                                    fcross(dV[k, c], Hc[k]), Yc[k](dA[k, c])))
             # dAdv = 2 dV, named once: each pair's ⟨YS, dAdv⟩ then takes no doubling
             dAv[k, c] = world.named(f"wdAv{k}_{c}_", [2 * e for e in dV[k, c]])
-            dFv[k] = world.named(f"wFv{k}_", _add6(YdS, SxH, Yc[k](dAv[k, c])))
-    path = _paths(nodes)
+            dFv[k] = world.named(f"wFv{k}_", add6(YdS, SxH, Yc[k](dAv[k, c])))
+    path = paths(nodes)
     for k, nd in enumerate(nodes):
         if world.Sp[k] is not None:         # ⟨∂S/∂q, Fc⟩ of its own q (S × S elsewhere)
             j = nd.speeds[0]
@@ -549,113 +442,3 @@ def _analytic(nodes, world, YS, Ydc, Hc, Fc, Yc, column, nq, dtau) -> None:
                         dtau[r][nq + j] += dot(world.S[i][e], dFv[k])
 
 
-def _paths(nodes) -> dict:
-    """node -> the nodes from its root to it (itself last)."""
-    path = {}
-    for k, nd in enumerate(nodes):
-        path[k] = ([] if nd.parent < 0 else path[nd.parent]) + [k]
-    return path
-
-
-#: operations solve_operations counts: a dot product of 6-vectors (M's entry, a bias),
-#: a multiply-add of the factor or its solves, and a body's split of its acceleration
-#: (a0 and A apart: their sums and Y A)
-_DOT, _MADD, _SPLIT = 11, 2, 60
-
-
-def solve_operations(eom) -> int:
-    """About the operations rnea_derivatives(solve=True) adds: M's entries and the
-    bias as dot products, the factor (no fill-in: row j holds the speeds on j's path)
-    and its two solves, and each body's split; from the structure alone, to weigh
-    against the right-hand side the Jacobian then does not call."""
-    nodes = eom.tree.nodes if eom.tree is not None else []
-    above, count = {}, 0
-    for k, nd in enumerate(nodes):
-        above[k] = (0 if nd.parent < 0 else above[nd.parent] + len(nodes[nd.parent].speeds))
-        for c in range(len(nd.speeds)):
-            row = above[k] + c                  # the entries of the factor's row, off D
-            count += _DOT * (row + 2) + _MADD * (row * (row + 1) // 2 + 2 * row + 1)
-        count += _SPLIT
-    return count
-
-
-def _solve_ud(nodes, world, YS, Fc0, Q, define) -> tuple | None:
-    """(u', (order, factors)): u' of M u' = -tau0 (per speed, in eom.u's order), the
-    speed of each of the factor's rows and ldl_factor's factors; None if M's factor has a
-    pivot zero by structure: M's entries by the composite-rigid-body algorithm in the
-    root's frame, <S_i, Yc_j S_j> for i on j's path (Yc S: the derivatives' YS), tau0 the
-    residual at u' = 0 (Fc0), M factored L D Lᵀ in an order that takes every joint
-    before the joints above it, which over a tree has no fill-in (as codegen.algorithms.jacobian_columns'
-    factors)."""
-    nu = len(Q)
-    order = [j for k in reversed(range(len(nodes))) for j in reversed(nodes[k].speeds)]
-    row = {j: i for i, j in enumerate(order)}
-    entries, bias, path = {}, [None] * nu, _paths(nodes)
-    for k, nd in enumerate(nodes):
-        for c, j in enumerate(nd.speeds):
-            bias[row[j]] = -(dot(world.S[k][c], Fc0[k]) - Q[j])
-            for i in path[k]:
-                for e, r in enumerate(nodes[i].speeds):
-                    if i != k or e <= c:
-                        entries[max(row[j], row[r]), min(row[j], row[r])] = \
-                            dot(world.S[i][e], YS[k, c])
-    # a pivot that is not positive (parameters of no rigid body) makes u' infinite: the
-    # runtime's finiteness check then reports the mass matrix (cg_jacobian)
-    factors = ldl_factor({key: e for key, e in entries.items() if e != 0}, nu, define, "wm",
-                         positive=True)
-    if factors is None:
-        return None
-    x = ldl_solve(factors, bias, define, "wy", "wz")
-    return [x[row[j]] for j in range(nu)], (order, factors)
-
-
-def _solves(define, tau) -> bool:
-    """Whether the residual vanishes at the solved u' at two generic points (relative to
-    the size of its terms): the check of _solve_ud's M and bias, as _agrees checks tau."""
-    for point in range(2):
-        memo = {}
-        values = _evaluated(define.temps, tau, _generic_point(4321 + point)[2], memo)
-        scale = 1.0 + max(abs(v) for v in memo.values())
-        if not all(abs(v) <= _CHECK_TOL * scale for v in values):     # nan too
-            return False
-    return True
-
-
-def _agrees(eom, define, tau, ud) -> bool:
-    """Whether tau equals the tree's Newton–Euler residual (codegen.algorithms.rnea) at two
-    generic points: the check that the bias is v×* W v plus loads fixed in the bodies,
-    each root moves with s u and gravity is the roots' acceleration."""
-    reference = inverse_program(eom)
-    theirs = dict(reference.outputs)["tau"]
-    by_name = {n: o for o, n in reference.names.items()}
-    for point in range(2):
-        rng, leaves, leaf = _generic_point(1234 + point)
-        for j, s in enumerate(ud):
-            leaves[s] = leaves[by_name[f"cg_ud{j}"]] = rng.uniform(-1, 1)
-        mine = _evaluated(define.temps, tau, leaf)
-        other = _evaluated(reference.temporaries, theirs, leaf)
-        scale = 1.0 + max(abs(x) for x in other)
-        if not all(abs(x - y) <= _CHECK_TOL * scale for x, y in zip(mine, other)):  # nan too
-            return False
-    return True
-
-
-def _generic_point(seed) -> tuple:
-    """(rng, leaves, leaf): a generic point, each input's value drawn once (in [0.3, 1.3])
-    as leaf meets it."""
-    rng, leaves = random.Random(seed), {}
-
-    def leaf(atom):
-        if atom not in leaves:
-            leaves[atom] = rng.uniform(0.3, 1.3)
-        return leaves[atom]
-    return rng, leaves, leaf
-
-
-def _evaluated(temporaries, exprs, leaf, memo=None) -> list:
-    """exprs as complex numbers after the temporaries, leaf giving each input's value;
-    memo: a dict to hold the temporaries' values, for a caller that weighs them too."""
-    memo = {} if memo is None else memo
-    for s, e in temporaries:
-        memo[s] = evaluate(e, memo, leaf)
-    return [evaluate(sm.sympify(e), memo, leaf) for e in exprs]

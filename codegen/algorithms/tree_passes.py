@@ -90,7 +90,7 @@ def tree_inputs(eom, split=False, carry=False):
     (every node's h split as W a0 + b, codegen.formulation.tree): h is the pair (a0, b) of lists.
     carry (with split; codegen.algorithms.rnea where every child has its velocity product c): h is
     the pair (a0x for a root, c for a child: _carried_bias; bx) and W is Wx
-    (codegen.formulation.tree.TreeNode)."""
+    (codegen.equations.tree.TreeNode)."""
     tree = eom.tree
     split = split and all(nd.a0 is not None for nd in tree.nodes)
     carry = carry and split

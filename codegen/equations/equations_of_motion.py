@@ -90,7 +90,7 @@ class EquationsOfMotion:
     # codegen.formulation.constraints.Intermediate, in order: symbols the expressions use that
     # the generated code computes first (the dependent speeds and their solve)
     intermediates: list = field(default_factory=list)
-    # recursive.Tree: the bodies as a tree for the O(n) solve, or None
+    # codegen.equations.tree.Tree: the bodies as a tree for the O(n) solve, or None
     tree: object = field(default=None, repr=False)
     tree_note: str = ""                  # why the bodies are not solved as a tree
     # what a run observes and does (codegen.equations.signals): outputs (Output: name, shape,

@@ -22,12 +22,11 @@ body) returns None and the dense solve is used.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
+from ..equations.tree import Tree, TreeNode
 from .chain_rule import generalized_forces
 from .motions import dyadic_components, is_rigid
 from ..progress import checkpoint
@@ -35,54 +34,7 @@ from ..symbolic.expressions import VANISH_TOL, as_number, generic_values, vanish
 from ..symbolic.spatial import skew, spatial_transform
 from ..symbolic.vec3 import add, cross, matvec
 
-__all__ = ["TreeNode", "Tree", "tree_of", "tree_of_bodies"]
-
-
-@dataclass
-class TreeNode:
-    speeds: list        # the speeds this body's joint owns (one or more)
-    parent: int         # index of the parent node, -1 for a root
-    rows: list          # spatial rows (0-2 angular, 3-5 linear) the body can move in
-    s: list             # Γ_b[rows, speeds]: len(rows) x len(speeds)
-    W: list             # len(rows) x len(rows) spatial inertia
-    h: list             # len(rows) inertial bias wrench
-    # A_b = X A_parent + s u'_speeds, X = [[R, 0], [-R r×, R]] on (rows, parent rows): R
-    # turns the parent's components into this body's, r is this body's reference point
-    # from the parent's in the parent's components (None for a root)
-    R: list = None
-    r: list = None
-    # h = W a0 + b on rows (None where not split): a0 the u'-free acceleration, so that
-    # the Newton–Euler passes (codegen.algorithms.rnea) form W (A + a0) + b with one product by W
-    a0: list = None
-    b: list = None
-    # the Newton–Euler passes' total acceleration carried as Pinocchio's RNEA does
-    # (codegen.algorithms.rnea), where the split's a0 (gravity added) is carried by X: a0x, a0 on
-    # all six rows; for a child, c = (c_ω; e) with a0x = X (a0x_parent + (0; e)) +
-    # (c_ω; 0), the velocity product of its joint (None where that does not hold);
-    # Wx, W's rows on all six columns, and bx, b without a0's off-row columns folded in
-    a0x: list = None
-    c: list = None
-    Wx: list = None
-    bx: list = None
-
-
-@dataclass
-class Tree:
-    nodes: list         # parents before children
-    Q: list             # generalized active forces, one per speed
-    # it has rigid bodies: by default the plan takes the recursion only where its program is
-    # the smaller (codegen.algorithms.plan.build_programs; particles: always)
-    rigid: bool = False
-    # definitions its expressions use beyond the formulation's: the rotations and joint
-    # points the detection composed (codegen.formulation.relative), defined after the formulation
-    intermediates: list = field(default_factory=list)
-
-    @property
-    def carried(self) -> bool:
-        """Whether every child joint has its velocity product c and every root its a0x:
-        then the passes carry each body's u'-free acceleration outward (TreeNode.c)."""
-        return all(nd.a0x is not None and (nd.parent < 0 or nd.c is not None)
-                   for nd in self.nodes)
+__all__ = ["tree_of", "tree_of_bodies"]
 
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,

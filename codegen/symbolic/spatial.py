@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sympy as sm
 
-from .vec3 import dot
+from .vec3 import add, cross, dot
 
-__all__ = ["skew", "spatial_transform"]
+__all__ = ["skew", "spatial_transform", "mcross", "fcross", "add6"]
 
 
 def skew(r) -> sm.Matrix:
@@ -25,3 +25,17 @@ def spatial_transform(R, r) -> sm.Matrix:
              for i in range(3)]
     zero = [sm.S.Zero] * 3
     return sm.Matrix([list(R[i]) + zero for i in range(3)] + [B[i] + list(R[i]) for i in range(3)])
+
+
+def mcross(m, n):
+    """Motion cross product m × n (spatial motions (ω; v))."""
+    return cross(m[:3], n[:3]) + add(cross(m[:3], n[3:]), cross(m[3:], n[:3]))
+
+
+def fcross(m, f):
+    """Force cross product m ×* f (f = (moment; force))."""
+    return add(cross(m[:3], f[:3]), cross(m[3:], f[3:])) + cross(m[:3], f[3:])
+
+
+def add6(*vs):
+    return [sm.Add(*[v[i] for v in vs]) for i in range(6)]
