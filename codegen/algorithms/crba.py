@@ -120,7 +120,7 @@ def mass_columns_program(eom) -> Program | None:
 
 
 def _mass_columns(eom, prog, define, S, W, T) -> Program | None:
-    """mass_columns_program over the tree's inputs (codegen.algorithms.aba._tree_inputs)."""
+    """mass_columns_program over the tree's inputs (codegen.algorithms.tree_passes.tree_inputs)."""
     nodes = eom.tree.nodes
     if any(nd.parent >= 0 and min(nd.speeds) < max(nodes[nd.parent].speeds) for nd in nodes):
         return None

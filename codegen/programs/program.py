@@ -16,8 +16,8 @@ expressions over C-ready names:
 on large inputs and the result is the same set of temporaries. The same
 equations always give the same program (nothing here depends on hashing).
 
-This is the bottom of the code generator: the solvers (solve.py,
-recursive.py, jacobian.py) build on Program, and codegen.algorithms.plan chooses which
+This is the bottom of the code generator: the algorithms (codegen.algorithms: ldlt,
+aba, jacobian, ...) build on Program, and codegen.algorithms.plan chooses which
 programs a model gets.
 """
 from __future__ import annotations

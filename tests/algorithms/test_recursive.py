@@ -196,7 +196,7 @@ def test_long_run_keeps_energy(chain):
 
 def test_carried_accelerations_agree_with_pinocchio():
     """The iiwa's recursion forms each body's u'-free acceleration by the carried
-    velocity products (cg_a0 temporaries, codegen.algorithms.aba._carried_biases), not from
+    velocity products (cg_a0 temporaries, codegen.algorithms.tree_passes.carried_biases), not from
     the formulation's expressions, and agrees with pin.aba."""
     pin = pytest.importorskip("pinocchio")
     from robot_oracle import program_function, random_state, shared
