@@ -6,7 +6,7 @@ their properties, the kinds of generated function with their parameters, and
 the runtime's entry points. This module reads those lists into plain data,
 so that Python holds no copy of them: ``function.j2`` takes its signatures
 from :data:`FUNCTIONS`, ``emit`` the descriptor's pointer order and its
-flags, the Cython declarations (``codegen/_contract.pxi``) are rendered from
+flags, the Cython declarations (``codegen/runtime/_contract.pxi``) are rendered from
 :data:`RUNTIME`, :data:`STATUS_CODE` and :data:`CONSTANTS`, and the export and
 the simulations take the methods' properties from :data:`METHOD_INFO`.
 

@@ -114,12 +114,10 @@ def _negated(expr):
 #: within auto_limit definitions: AUTO_RATIO times the statements of the model's own
 #: programs (eval, M, the solve or the recursion, inverse dynamics), and at least
 #: AUTO_LIMIT, so that its build grows like the model's. Over a chain it grows as n² (the
-#: Jacobian's n² entries): with the analytic derivatives (codegen.algorithms.rnea_derivatives) the
-#: pendulum on a cart gets it by default up to n = 40 (not at 44). Ask for it with
-#: jacobian=True. At most AUTO_CAP definitions by default: past it the derivative
-#: program's compile dominates the build (the Atlas, 4,641 with the analytic derivatives
-#: and u' solved, builds in 24 s with it, quiet, against issue 31's 60 s; the Talos,
-#: 5,823, does not get it by default: 20 s without it, 32 s with it).
+#: Jacobian's n² entries): the pendulum on a cart gets it by default up to n = 40. Ask
+#: for it with jacobian=True. At most AUTO_CAP definitions by default: past it the
+#: derivative program's compile dominates the build (the Atlas, 4,641, gets it; the
+#: Talos, 5,823, does not).
 AUTO_LIMIT, AUTO_RATIO, AUTO_CAP = 1000, 1.5, 5000
 
 
@@ -198,22 +196,20 @@ def definitions_bound(values: Program, wrt: list) -> int:
 
 
 #: the derivative program is not even tried when definitions_bound says this many times
-#: the limit (it errs high by 15 to 20 % on robots, 45 % on the pendulum on a cart: it
-#: does not see the entries found among the values)
+#: the limit: it errs high (by up to 45 % on the pendulum on a cart), as it does not see
+#: the entries found among the values
 _BOUND_MARGIN = 1.6
 
 
 #: an analytic derivative program (codegen.algorithms.rnea_derivatives) of at most this many
 #: operations is compared with forward mode's, and the smaller kept: on a small tree the
-#: analytic one's cost per joint can outweigh its savings per pair (the UR5's: 3,015
-#: for 3,251); past it, forward mode's build is long and was never smaller (HyQ 4,050
-#: for 5,236, the Atlas 33,255 for 58,357)
+#: analytic one's cost per joint can outweigh its savings per pair; past it, forward
+#: mode's build is long and has not been smaller on any robot measured
 COMPARE_BELOW = 4000
 
-#: up to this many speeds forward mode alone: the analytic program's build (its check at
-#: two points included) costs more than it saves there (the 4-link pendulum on a cart, 5
-#: speeds: 338 operations for forward mode's 386, built in 0.14 s against 0.07 s, when
-#: the whole build takes 0.45 s)
+#: up to this many speeds forward mode alone: there the analytic program's build (its
+#: check at two points included) costs more than its fewer operations save (the 4-link
+#: pendulum on a cart: twice forward mode's build time, for 12 % fewer operations)
 FORWARD_ONLY_SPEEDS = 5
 
 
@@ -303,11 +299,10 @@ def _analytic_program(eom, wrt, groups, solve: bool = False) -> tuple | None:
 
 def _inline_single_uses(defs: list, arrays: list) -> tuple:
     """(defs, arrays) with each definition used once spliced into its user: the same
-    operations in fewer statements (the iiwa's 1,460 for 1,721, the 20-link pendulum's
-    1,203 for about 2,000), which keeps more derivative programs within codegen.emit.layout's
-    PART_LIMIT, emitted as one function whose temporaries the compiler keeps in
-    registers. A sum is not spliced into a product with a number: SymPy would
-    distribute the number."""
+    operations in fewer statements (the iiwa's 1,460 for 1,721), which keeps more
+    derivative programs within codegen.emit.layout's PART_LIMIT, emitted as one
+    function whose temporaries the compiler keeps in registers. A sum is not spliced
+    into a product with a number: SymPy would distribute the number."""
     uses, user = {}, {}
     for d in defs:
         for a in _symbols(d.expr):

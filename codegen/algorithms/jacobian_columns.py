@@ -64,12 +64,11 @@ def column_solve_program(eom, supports: list | None = None, given: tuple | None 
             continue
         if groups and made[3] > (1 - GROUPS_SAVE) * nx * made[2]:
             made = _split(eom, how)               # the groups do not pay: one body
-        # by operation_count (a - b*c three): counted as the C runs them (two), Talos
-        # would take the factors, 22 % fewer operations and 10 % fewer instructions per
-        # Jacobian (callgrind), but 8 % slower per call: their once part, twice the
-        # recursion's, is straight-line code fetched cold on every call. With R's
-        # groups (column_groups) they are taken: Talos's column solve 106k
-        # instructions against the recursion's 136k (operations 119.5k and 120.2k)
+        # by operation_count (a - b*c counts three), not as the C runs them (two): so
+        # counted, a robot like the Talos would take the factors, whose once part, twice
+        # the recursion's, is straight-line code fetched cold on every call and ran
+        # slower for fewer instructions. With R's groups (column_groups) the factors are
+        # taken, and are the faster (Talos's column solve: 106k instructions against 136k)
         if best is None or made[1] + made[3] < best[1] + best[3]:
             best = made
     return best[0] if best is not None and _column_pays(best[2], eom.nu) else None
@@ -83,17 +82,16 @@ def state_supports(jacobian: Program, nu: int, nx: int) -> list:
 
 
 #: the share of the operations over R's columns the groups must save to be kept: a
-#: column taken out of the dense body's runs of four leaves others to run alone (the
-#: UR5's one zero column, its base's coordinate: 2,011 -> 2,224 instructions)
+#: column taken out of the dense body's runs of four leaves others to run alone, which
+#: costs more than a small saving (the UR5's one zero column cost it 10 % more
+#: instructions)
 GROUPS_SAVE = 0.1
 
 #: the most bodies of their own a column solve takes beside its dense one, and the
 #: largest share of the rows a column's support may have to get one: each body is
-#: code of the size of the dense one's share of those rows. Over R's columns, by
-#: operations: the Atlas's factors 30.8k with 4, 27.8k with 6, 26.9k with 8 (45.3k
-#: without), the Talos's 113.2k, 106.3k, 102.9k (156.2k); by instructions per
-#: Jacobian (callgrind) with 4 and 6: the Atlas's column solve 36.8k and 35.9k, the
-#: Talos's 106.0k and 107.2k (more code, 7 to 11 % a step)
+#: code of the size of the dense one's share of those rows, so that past four bodies
+#: the operations they save no longer pay for the code they add (docs/design.md,
+#: "Measured")
 GROUPS, GROUP_SHARE = 4, 0.7
 
 
@@ -258,7 +256,8 @@ class _Shared:
         return s
 
     def transport(self, t):
-        """A transport of the tree's inputs (codegen.algorithms.aba) defining through self."""
+        """A transport of the tree's inputs (codegen.algorithms.tree_passes) defining
+        through self."""
         if t is None:
             return None
         t = copy.copy(t)

@@ -127,9 +127,8 @@ def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
         y.append(define(f"{y_label}{i}", _minus(b[i], _terms((L[i, k], y[k]) for k in range(i)))))
     x = [None] * n
     for i in reversed(range(n)):
-        # the x computed last (x[i + 1]) subtracted last: the chain of subtractions runs
-        # while it is computed (Talos's column solve 3.86 -> 3.6 us a call; 4.9 -> 3.56 us
-        # in cg_math.h's AVX2 copy, whose fused multiply-adds chain)
+        # the x computed last (x[i + 1]) subtracted last: the chain of subtractions (of
+        # fused multiply-adds, in cg_math.h's AVX2 copy) runs while it is computed
         x[i] = define(f"{x_label}{i}", _minus(sm.Mul(y[i], inv[i], evaluate=False), _terms(
             (L[k, i], x[k]) for k in reversed(range(i + 1, n)))))
     return x

@@ -25,18 +25,15 @@ def _flat(matrix) -> list:
     return [matrix[i, j] for i in range(matrix.rows) for j in range(matrix.cols)]
 
 
-# One operation of the recursion against one of the dense program and its solve, as
-# measured on the 3-D trees: its long dependency chains and many live temporaries
-# make each cost more (the humanoid's, before its kinematics were composed point by
-# point: 0.83 times the dense operations, 1.08 times its time, and since: 0.80 times
-# the operations, 0.82 times the time; spatial_chain(2) and (4): 0.67 and 0.37 times
-# the operations, 0.75 and 0.49 times the time).
+# One operation of the recursion weighed against one of the dense program and its solve:
+# the recursion's long dependency chains and many live temporaries make each operation
+# cost more (spatial_chain(4): 0.37 times the dense operations, 0.49 times the time).
 TREE_OPERATION_COST = 1.25
 
 # Up to this many speeds a tree's symbolic M is cheap to form, and its CSE can find a
 # shorter eval program than the composite-rigid-body algorithm's (codegen.algorithms.crba;
 # the HyQ's four legs: 1,756 operations against 2,138): the shorter is kept, and the
-# recursion is weighed against the formulation's M as before. Above it M is not formed.
+# recursion is weighed against the formulation's M. Above it M is not formed.
 COMPARE_LIMIT = 20
 
 
@@ -149,10 +146,9 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
     inverse = inverse_program(eom)
     if inverse is not None:
         programs["inverse_dynamics"] = inverse
-    # by default, not even tried where the value program alone is ten times the limit:
-    # forming the derivative program's values would cost more than the model
-    # (a looped M: its straight-line eval, not formed, would be past it; the attempt, in
-    # vain, cost 0.3 s at n = 100 and 0.8 s at n = 200 on the pendulum)
+    # by default, not even tried where the value program alone is ten times the limit, or
+    # M is looped (its straight-line eval, not formed, would be past it): forming the
+    # derivative program's values would cost more than the model, only to be refused
     limit = jac.auto_limit(programs)
     auto_skip = jacobian is None and (
         looped or programs["eval"].operation_count > 10 * limit)

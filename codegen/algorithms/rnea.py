@@ -48,7 +48,7 @@ def inverse_program(eom, with_qd: bool = False) -> Program | None:
 
 def _newton_euler(eom, with_qd) -> Program:
     # the Jacobian's (with_qd) split but not carried: its derivative program has fewer
-    # operations and definitions split (iiwa: 7,572 and 1,721 against 8,341 and 1,951)
+    # operations and definitions split (the iiwa's: 7,572 operations against 8,341)
     nodes = eom.tree.nodes
     carry = not with_qd and eom.tree.carried
     prog, define, qd, S, W, h, Q, T = tree_inputs(eom, split=True, carry=carry)
@@ -94,7 +94,7 @@ def _just_in_time(temporaries: list, outputs: list) -> list:
 
 def newton_euler(nodes, S, W, h, Q, T, define, ud, carried=False) -> list:
     """tau = M ud - F by the outward and inward passes over the tree's nodes (its
-    subspaces S, inertias W, biases h, forces Q and transports T, codegen.algorithms.aba's
+    subspaces S, inertias W, biases h, forces Q and transports T, codegen.algorithms.tree_passes'
     tree_inputs), each new quantity named through define; ud: symbols, or zeros for
     -F (codegen.algorithms.crba). h[k]: the bias wrench, or the pair (a0, b) of h = W a0 + b
     (tree_inputs' split): then f = W (A + a0) + b, one product by W. carried

@@ -367,8 +367,8 @@ def _composites(nodes, world, load_b, children, define):
         w, lin = vk[:3], vk[3:]
         mom = world.named(f"wH{k}_", Y(vk))
         # Ẏ = v×* Y - Y v×: h' = ω × h + m v, the momentum's linear part (named once,
-        # Ẏc's h is then Hc's, and G = Ẏc S - S ×* Hc loses ω_S × h' - ω_S × Hc: the
-        # Talos's derivative program 57.1k -> 53.3k operations),
+        # Ẏc's h is then Hc's, so that G = Ẏc S - S ×* Hc loses its terms
+        # ω_S × h' - ω_S × Hc, which cancel),
         # I' = ω× I - I ω× + 2 (h·v) 1 - v hᵀ - h vᵀ
         wI = [cross(w, [Y.I[0][b], Y.I[1][b], Y.I[2][b]]) for b in range(3)]
         hv = dot(Y.h, lin)

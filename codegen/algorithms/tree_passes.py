@@ -20,7 +20,7 @@ inward, eliminating each body's speeds:
     Ĩ_b = I_b - U D⁻¹ Uᵀ,                  p̃_b = p_b + U D⁻¹ ρ
 
 then outward: u'_j = D⁻¹ (ρ - Uᵀ X_b A_parent), A_b = X_b A_parent + s u'_j
-(D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: solve.ldl_factor).
+(D is 1 x 1 for a one-speed joint, else a small L D Lᵀ: ldlt.ldl_factor).
 Where every child joint has its velocity product (codegen.formulation.tree), h_b = W_b a0_b
 + b_b with each body's u'-free acceleration a0 carried outward first, as
 Pinocchio's first pass carries it (carried_acceleration), not composed from
@@ -144,9 +144,9 @@ def tree_inputs(eom, split=False, carry=False):
 
 def _carried_bias(nd) -> list:
     """tree_inputs' carried a: a root's a0x, a child's velocity product c; zeros for a
-    child without one, which only the analytic derivatives ask for (codegen.
-    rnea_derivatives: they read the roots' a0x alone, each body's acceleration formed in
-    its root's frame)."""
+    child without one, which only the analytic derivatives ask for
+    (codegen.algorithms.rnea_derivatives: they read the roots' a0x alone, each body's
+    acceleration formed in its root's frame)."""
     if nd.parent < 0:
         return nd.a0x
     return nd.c if nd.c is not None else [0] * 6

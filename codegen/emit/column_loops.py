@@ -18,8 +18,8 @@ def overwritten_entries(columns: Program, nx: int) -> frozenset:
     (those zeros it leaves to R); less the support rows of the columns a group's padded
     runs take beside their own (their extra lane's results are discarded, but it should
     not compute on what the caller's buffer held). The jacobian function need not write
-    R's zeros there: Talos's R is no longer filled (23 KB a call), 325 of its zeros are
-    stored one by one, 0.3 µs of 12.8 a Jacobian."""
+    R's zeros there, so that a large R (Talos's: 23 KB) is not filled at every call: only
+    the few zeros still read are stored."""
     groups = columns.column_groups[1:]
     if not groups:
         return frozenset()
@@ -125,8 +125,8 @@ def padded_runs(tables: list, last: int) -> tuple:
     column 0, the one after (lane 3; within the last column a table names): one body
     over four lanes, one instruction a statement, where the pair and the single column
     took two. The extra column is computed beside them, copied aside before and put back
-    after (function.j2's keep): left unstored, its lane was dead code to GCC, which then
-    vectorized the other three as a pair and a single column again."""
+    after (function.j2's keep): left unstored, its lane is dead code to GCC, which then
+    vectorizes the other three as a pair and a single column again."""
     fours, twos, ones = tables
     pads, pairs, singles = {0: [], 3: []}, [], list(ones)
     for c in twos:

@@ -25,35 +25,24 @@ __all__ = ["function_data", "spread_parts", "executed_operations", "ordered_stat
 #: PART_STATEMENTS (function.j2): the compiler's register allocation grows faster
 #: than linearly with a function's size (a 9,000-statement Jacobian: 84 s at -O2
 #: in one function, 9 s in parts of 250). A temporary used only in its own part is a
-#: local there (scratch_layout): Atlas's recursion, half of them, 8.6 % fewer instructions;
-#: parts of 600 keep two thirds local, but spill more (1.3 % more instructions)
+#: local there (scratch_layout), kept in a register; longer parts keep more temporaries
+#: local, but spill more
 PART_LIMIT, PART_STATEMENTS = 1500, 250
 
 
 #: the kinds emitted whole up to this many operations (whatever their statements), in parts
-#: at PART_FLAGS beyond; measured with the scratch slots shared (callgrind per call, medians
-#: of alternating calls in one process, a loaded machine; whole at -O2 -> parted at -O1):
-#: the recursion ("tree", the right-hand side): Atlas (11,209 operations) 23,076 -> 22,772
-#: instructions, 3.20 -> 2.88 µs, compile 5.9 -> 3.2 s; Talos (12,390) 25,699 -> 25,165,
-#: 3.41 -> 3.18 µs, 7.6 -> 3.3 s; but the 100-link pendulum's (6,977) 2.52 -> 2.68 µs, kept
-#: whole (whole, the compile grows faster than the function: -O2 1.5 s at 3,300 statements,
-#: 4.7 s at 6,600). Inverse dynamics: Talos (5,533) 12,652 -> 12,689 instructions, 2 to 9 %
-#: faster in three runs of four (1.72-1.78 -> 1.61-1.69 µs), the same in the fourth (whole,
-#: its 80 KB of code overflow the 64 KB L1i); Atlas (4,241; 58 KB) 0.763 -> 0.769 µs, whole.
-#: The Jacobian's analytic derivative program (codegen.algorithms.rnea_derivatives; fewer statements
-#: than PART_LIMIT, longer ones) whole -> parted, the same results bit for bit, quiet,
-#: alternating: the 20-link pendulum (4,914) build 3.3 -> 2.2 s, 4.10 -> 4.08 µs a call;
-#: iiwa (5,939) 3.5 -> 2.9 s, 2.17 -> 2.00 µs; HyQ (4,050) 4.8 -> 4.2 s, 2.17 -> 2.12 µs;
-#: Atlas 12.9 -> 13.0 µs, Talos 24.6 -> 23.1 µs (parted before, in parts of PART_STATEMENTS)
+#: at PART_FLAGS beyond: their statements are few and long, so their operations tell their
+#: size. Past these counts the parts compile faster and run no slower (whole, Talos's
+#: inverse dynamics is 80 KB of code, past the 64 KB instruction cache); below them whole
+#: runs as fast or faster (the 100-link pendulum's recursion, 6,977 operations: 2.52 µs a
+#: call whole, 2.68 parted). docs/design.md gives the figures
 PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000, "jacobian": 4000}
 
 
 #: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:
 #: compiled for size (CG_PART, PART_FLAGS), short parts run faster though their instructions
-#: are nearly the same (fewer spills, more values through the scratch array). Per call,
-#: alternating in one process (both link orders), parts of 250 -> 90: Talos's inverse
-#: dynamics 11,411 -> 11,347 instructions, 0.87-0.98 -> 0.73-0.75 µs (125: 0.76-0.92; 40
-#: and 60 the same as 90); the recursion Atlas's 2.22 -> 2.17 µs, Talos's 2.49 -> 2.44
+#: are nearly the same (fewer spills, more values through the scratch array): Talos's
+#: inverse dynamics 0.73-0.75 µs a call in parts of 90, 0.87-0.98 in parts of 250
 OPERATION_PART_STATEMENTS = 90
 
 
@@ -63,14 +52,10 @@ TU_STATEMENTS = 2500
 
 
 #: the flags, after the build's own, of the files of a large model's parts, where gcc's -O2
-#: only costs: on the 100-link pendulum, -O1 compiled them in half the CPU time, to the same
-#: instructions for M (and 20 % fewer for the recursion, which ran 15 % faster). -Os runs
-#: faster still, as the parts' straight-line code is read once a call and its size is what
-#: costs (the instruction cache): per call against -O1, alternating in one process, Atlas's
-#: RHS 2.64 -> 2.50 µs, Talos's 2.94 -> 2.82 and its inverse dynamics 1.62 -> 1.58, the
-#: 200-link pendulum's RHS 4.97 -> 4.79, the 100-link one's Jacobian 161 -> 156 µs. It costs
-#: compile time on the largest (the quiet benchmark, docs/performance.md: the 100-link
-#: pendulum's compile 2.0 -> 2.7 s, its Jacobian's build 24 -> 32 s; the robots' the same)
+#: only costs: the parts' straight-line code is read once a call, and its size is what
+#: costs (the instruction cache). -O1 compiles them in half the CPU time to the same or
+#: fewer instructions; -Os runs faster still (Atlas's right-hand side: 2.50 µs a call,
+#: 2.64 at -O1), for a longer compile of the largest models (docs/design.md)
 PART_FLAGS = ("-Os",)
 
 
@@ -116,10 +101,8 @@ def scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = No
     The slots are reused by a linear scan over the values' live ranges (the defining
     statement to the last that reads the value, sin/cos arguments read where they are
     computed): a value's slot is freed after the statement of its last use, and a new
-    value takes the lowest free slot. The 100-link pendulum's Jacobian (jacobian=True,
-    22,042 temporaries): w holds 10,901 doubles instead of 22,242 (one per temporary and
-    sin/cos value), 771k instructions per call instead of 794k (callgrind), and about
-    225 µs instead of 300 µs per call (a loaded machine; computeABADerivatives 520 µs).
+    value takes the lowest free slot, so that w stays small (the 100-link pendulum's
+    Jacobian: 10,901 slots for 22,042 temporaries).
     The first loop_values sin/cos arguments (trig_loop's) get slots wherever they are read."""
     part = part or PART_STATEMENTS
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
@@ -170,10 +153,11 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
                                            for e in exprs)
     over = COLUMN_ARRAYS.get(kind)             # the array looped over, if any
     looped = over is not None and any(i.array == over for i in program.inputs)
-    # the mass function out of cg_math.h's copies as a loop over M's columns (a large
-    # tree's, rarely on a hot path: cloned, the 200-link pendulum's compile took 2.3 ->
-    # 3.8 s), the one form whose M a right-hand side solves with (eval calls it where no
-    # recursion is built): those bits stay the same on every processor
+    # the mass function as a loop over M's columns is not cloned (cg_math.h's copies): a
+    # large tree's, rarely on a hot path, whose clone would add much of its compile (the
+    # 200-link pendulum's: 3.8 s for 2.3); and it is the one form whose M a right-hand side
+    # solves with (eval calls it where no recursion is built), whose bits stay the same on
+    # every processor
     cloned = kind in CLONED and not (kind == "mass" and looped)
     large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
@@ -285,26 +269,27 @@ def _fills(exprs: list, overwritten) -> bool:
 
 #: the kinds of function compiled twice, the AVX2 copy taken where the processor has it
 #: (cg_math.h's CG_CLONES): the Jacobian's, where the straight-line code's decoding is
-#: what costs, and a tree's mass matrix (not as the loop over its columns: function_data):
-#: in C against pin.crba, Atlas 1.69 -> 0.98 us, Talos 1.42 -> 1.08, the iiwa 0.10 ->
-#: 0.086, their builds no longer (iiwa 3.6 s, Atlas 19.3). Not the right-hand side and
-#: inverse dynamics: their bits stay the same on every processor, a clone doubles a
-#: function's compile, and they are several times Pinocchio's already
+#: what costs, and a tree's mass matrix (not as the loop over its columns: function_data),
+#: which runs faster cloned for no longer a build (Atlas's in C: 0.98 µs a call against
+#: 1.69 uncloned). Not the right-hand side and inverse dynamics: their bits stay the same
+#: on every processor, a clone doubles a function's compile, and they are several times
+#: Pinocchio's already
 CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
 
 
 #: an output with at least this many zeros by structure, none of its entries read by the
 #: function, is filled with zeros first (cg_zero, a memset) and only its other entries are
-#: stored: a zero a store took an 11-byte instruction each (Solo12's Jacobian: 1,332 of
-#: 1,813 entries, 14 KB of code a call; the fill 0.2 µs faster of 3.8)
+#: stored: each store of a zero is an 11-byte instruction, and zeros are most of a
+#: Jacobian's entries (Solo12's: 1,332 of 1,813)
 ZERO_FILL = 16
 
 
 #: base pointers a part may take into its scratch array (cg_window), each reaching the
 #: WINDOW slots around it with a one-byte displacement (x86-64's -128..127 bytes), where
 #: a slot's address from w itself takes four beyond w[15]; taken where at least
-#: WINDOW_MIN of the part's reads and writes fall. Solo12's Jacobian (47 parts, 13k
-#: accesses): 3 windows 3.44 -> 3.27 µs a call, 6 -> 3.22, 10 -> 3.19
+#: WINDOW_MIN of the part's reads and writes fall. Shorter code runs faster, and each
+#: further window gains less (Solo12's Jacobian: 3.44 µs a call without windows, 3.16
+#: with eight)
 WINDOWS, WINDOW, WINDOW_MIN = 8, 32, 8
 
 
@@ -391,11 +376,10 @@ def spread_parts(functions: list, name: str) -> dict:
 
     The parts are laid out backwards: the last ones first, in the first file (the files
     are linked in the order of their names), so that a call runs through its code from
-    the higher addresses to the lower, part by part. Code larger than the instruction
-    cache, read forwards part after part, ran much slower here (Talos's inverse dynamics
-    in 12 parts, 74 KB, per call alternating in one process: 1.04-1.06 µs forwards,
-    0.76-0.82 µs backwards, the same instructions); GCC lays a file's static parts out
-    backwards already (those kept beside their functions)."""
+    the higher addresses to the lower, part by part: code larger than the instruction
+    cache runs slower read forwards, at the same instructions (Talos's inverse dynamics,
+    74 KB: a third slower). GCC lays a file's static parts out backwards already
+    (those kept beside their functions)."""
     parted = [(f, part) for f in functions for part in f["parts"]][::-1]
     total = sum(len(part["statements"]) for _, part in parted)
     if total <= TU_STATEMENTS:

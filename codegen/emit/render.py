@@ -44,7 +44,7 @@ def render(template: str, **data) -> str:
 
 
 def cython_contract() -> str:
-    """codegen/_contract.pxi, the Cython declarations of cg_model.h (its constants, enums,
+    """codegen/runtime/_contract.pxi, the Cython declarations of cg_model.h (its constants, enums,
     function types, runtime table and descriptor), rendered from codegen.abi's reading
     of the header; the extension is built from the committed file, which a test keeps
     equal to this rendering."""

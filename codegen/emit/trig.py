@@ -54,7 +54,7 @@ def trig_loop(pairs: list, numbers: dict, slots: dict, names: dict, reads: dict)
     """The sin and cos of a parted function's coordinates (pairs of x's symbols), computed
     by one loop at the start of its first part into their slots (function.j2's trig_loop):
     one copy of cg_sincos2's code (about 600 bytes at -Os) instead of one per pair, in code
-    that the instruction cache does not hold (Talos's inverse dynamics: 16 pairs, 74 -> 64 KB)."""
+    that the instruction cache does not hold (Talos's inverse dynamics has 16 pairs)."""
     return dict(count=len(pairs), array="x",
                 angles=[reads[names[a]].index for pair in pairs for a in pair],
                 slots=[slots[numbers[a], kind] for pair in pairs for a in pair for kind in "sc"])

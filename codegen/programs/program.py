@@ -260,8 +260,7 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
     # no assignment for a zero dependent speed, a pivot that is one, or a definition
     # equal to an earlier one once those are read through (two rows of M's factor alike
     # over a floating base, codegen.algorithms.rnea_derivatives): the CSE below sees only
-    # expressions, and what is formed from both would differ by name alone (Talos's
-    # Jacobian: 58.3k -> 57.1k operations)
+    # expressions, and what is formed from both would differ by name alone
     trivial, kept, seen, memo = {}, [], {}, {}
     for item in items:
         expr = item.expr.xreplace(trivial) if trivial else item.expr
