@@ -159,8 +159,8 @@ CG_API void cg_cholesky_backsolve(int n, const double *A, const double *inv, dou
 /* y <- (y - sum_j a[j] B[j*w + .]) * scale over w entries. Each block of eight
    columns stays in registers while all cnt rows are subtracted, so y is read and
    written once; eight columns are eight independent chains of subtractions
-   (four SSE2 registers), enough to hide their latency, where four left the
-   solve of the Jacobian's 26 columns latency-bound (0.61 -> 0.51 us at n = 13) */
+   (four SSE2 registers), enough to hide their latency, where four leave the
+   solve latency-bound */
 static void cg_combine_rows(double *CG_RESTRICT y, const double *CG_RESTRICT B,
                             const double *CG_RESTRICT a, int cnt, int w, double scale)
 {

@@ -40,21 +40,17 @@
 #else
 #define CG_SMALL CG_SCALAR
 #endif
-/* The Jacobian's functions and a tree's mass matrix (codegen.emit.CLONED), and the
-   runtime's finiteness check of their output (cg_all_finite), compiled twice, the
+/* The Jacobian's functions and a tree's mass matrix (codegen.emit.layout.CLONED), and
+   the runtime's finiteness check of their output (cg_all_finite), compiled twice, the
    loader picking the AVX2 copy where the processor has it (GCC's target_clones, an
    ifunc of glibc): their straight-line code runs at the rate the processor decodes it,
-   and AVX's three-operand encoding is a fifth shorter (the iiwa's Jacobian 56 -> 46 KB:
-   1.74 -> 1.40 us a call); the column solve's four columns side by side take one
-   instruction where SSE2 takes two (Talos's Jacobian 24.4 -> 20.0 us). The AVX2 copy
-   (x86-64-v3, GCC 11 on; before, AVX) contracts a * b + c into one fused multiply-add,
-   whatever the compile's -std, so that every build of a model runs the same code on a
-   processor: Talos's derivative program 7.4 -> 6.3 us a call (with Haswell's tuning
-   instead of the generic one, no faster). Its results then differ from the SSE2 copy's
-   in the last bits, as a BLAS's do between processors; the right-hand side, whose bits
-   decide the branch a mechanism takes through a singular configuration, is not cloned.
-   A third copy, AVX without AVX2 (for processors of 2011-2013), cost the 100-link
-   pendulum's Jacobian 4.6 s of its build. */
+   AVX's three-operand encoding is a fifth shorter, and the column solve's four columns
+   side by side take one instruction where SSE2 takes two. The AVX2 copy (x86-64-v3,
+   GCC 11 on; before, AVX) contracts a * b + c into one fused multiply-add, whatever the
+   compile's -std, so that every build of a model runs the same code on a processor. Its
+   results then differ from the SSE2 copy's in the last bits, as a BLAS's do between
+   processors; the right-hand side, whose bits decide the branch a mechanism takes
+   through a singular configuration, is not cloned. docs/design.md gives the figures. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) \
     && defined(__ELF__)
 #if __GNUC__ >= 11
@@ -98,7 +94,7 @@ static inline double cg_value(double v) { return v; }
 /* a pointer into a part's scratch array that the compiler must keep in a register of its
    own (an empty asm): GCC folds w + k back into w's register and a displacement of four
    bytes beyond w[15]; from a window's base the part's most read slots are one byte away
-   (codegen.emit._windows: Solo12's Jacobian 3.44 -> 3.19 us a call) */
+   (codegen.emit.layout.part_windows) */
 #if defined(__GNUC__) && defined(__x86_64__)
 static inline double *cg_window(double *p) { __asm__("" : "+r"(p)); return p; }
 #else
