@@ -3,6 +3,7 @@
 
 cdef struct EventLog:
     int n, cap, nx
+    int impact_failed            # the run failed at the last event's impact (or restart)
     int *index
     double *t
     double *x
@@ -48,6 +49,7 @@ cdef list _log_list(EventLog *log, tuple names):
     log.index = NULL
     log.t = log.x = NULL
     log.n = log.cap = 0
+    log.impact_failed = 0
     return out
 
 
@@ -73,4 +75,5 @@ cdef int _advance(const cg_runtime *rt, cg_integrator *s, double t_out, double *
             if code == 0:
                 code = rt.integrator_restart(s, t, scratch)
             if code:
+                log.impact_failed = 1
                 return code

@@ -35,13 +35,16 @@ cdef extern from "cg_runtime.h" nogil:
     int cg_check_model(const cg_model *m)
     double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
     int cg_integrator_warning(const cg_integrator *s)
+    double cg_integrator_state(const cg_integrator *s, double *x)
     void cg_rhs_cb(double t, double *u, double *du, void *data)
 
 import numpy as np
 
 from codegen.errors import CacheError, ConvergenceError, DynamicsError
 from codegen.runtime.results import BatchResult, SimulationResult
-from codegen.runtime.run_arguments import DEFAULT_MAX_EVENTS, checked_reset, event_settings, feedback
+from codegen.runtime.run_arguments import (DEFAULT_MAX_EVENTS, ControllerGuard, checked_reset,
+                                           event_settings, feedback, method_error,
+                                           reset_never_called, restitution_error, t_eval_error)
 from codegen.equations.signals import shapes_of
 
 cnp.import_array()
@@ -114,6 +117,14 @@ cdef bint _ascending_within(const double[::1] v, double lo, double hi) noexcept:
     return True
 
 
+def _entries(a):
+    """The number of entries of a (one for what NumPy cannot shape)."""
+    try:
+        return np.size(a)
+    except (TypeError, ValueError):
+        return 1
+
+
 # the input table of a model without inputs: never written (the C reads const tables)
 _NO_TIMES, _NO_VALUES = np.zeros(1), np.zeros((1, 1))
 
@@ -133,6 +144,36 @@ def _progress_bar(name, double t0, double t1):
 
 cdef tuple _names(const char * const * table, int n):
     return tuple(table[i].decode() for i in range(n))
+
+
+cdef struct Watched:
+    cg_controller_fn fn          # the user's C controller and its data
+    void *data
+    const int *raised            # ControllerGuard.flag: its Python body raised
+    int nr
+    double t_raised              # the first right-hand side after it raised (NaN: none)
+
+
+cdef void _watched_controller(double t, const double *x, const double *p, double *r,
+                              void *data) noexcept nogil:
+    """The user's controller, then, once its Python body has raised, non-finite inputs:
+    the run ends at this right-hand side (CG_ERR_CONTROL) rather than run on without it."""
+    cdef Watched *w = <Watched *>data
+    cdef int i
+    if not w.raised[0]:
+        w.fn(t, x, p, r, w.data)
+    if w.raised[0]:
+        if w.t_raised != w.t_raised:
+            w.t_raised = t
+        for i in range(w.nr):
+            r[i] = NAN
+
+
+# where a run failed, for its message (Dynamics._diagnose)
+cdef enum:
+    AT_STEP = 0          # stepping: the right-hand side or an event function
+    AT_OUTPUT = 1        # the outputs at an output time
+    AT_IMPACT = 2        # an event's generated impact, or the restart after it
 
 
 include "_eventlog.pxi"
@@ -218,6 +259,10 @@ cdef class Dynamics:
     cdef object _real(self, object a, str what):
         """a as a contiguous float64 array, complex values and non-numbers refused
         (np.asarray's dtype says what np.iscomplexobj would, at a fifth of its cost)."""
+        if isinstance(a, dict):          # p by name: the model's parameters() orders it
+            raise TypeError(f"{self.name}: {what} must be an array of numbers, got a dict"
+                            + (": mod.parameters({...}) puts named values in the order of "
+                               "mod.constants" if what in ("p", "P") else ""))
         try:
             a = np.asarray(a)
         except (TypeError, ValueError) as exc:
@@ -256,9 +301,12 @@ cdef class Dynamics:
             r = r(t, x)
         return self._vector(r, self.nr, "r")
 
-    cdef object _fail(self, int code, double t, x, p, r):
+    cdef object _fail(self, int code, double t, x, p, r, str xname="x", ev_index=None):
+        """Raise for a failed call at (t, x): ValueError naming a non-finite input, else
+        DynamicsError with the status. xname: what x is called (x0 at a run's start);
+        ev_index: a run's located events, so that a non-finite one is named."""
         if code == CG_ERR_INPUT:
-            for what, v, names in (("x", x, self.states), ("p", p, self.constants),
+            for what, v, names in ((xname, x, self.states), ("p", p, self.constants),
                                    ("r", r, self.specifieds)):
                 if v is None:
                     continue
@@ -270,6 +318,10 @@ cdef class Dynamics:
         if code == CG_ERR_MASS:
             what = self.mass_failure + (" on the constraints' null space" if self.nc else "")
             raise DynamicsError(f"{self.name}: {what} {where}")
+        if ev_index is not None and code == CG_ERR_OUTPUT:
+            message = self._diagnose(code, AT_STEP, t, x, p, r, ev_index, None)
+            if message != status_message(code):
+                raise DynamicsError(f"{self.name}: {message}")
         raise DynamicsError(f"{self.name}: {status_message(code)} {where}")
 
     # -- the functions ----------------------------------------------------------
@@ -430,7 +482,11 @@ cdef class Dynamics:
             raise ValueError(f"{self.name}: x must have shape ({self.nx},) or (N, {self.nx}), "
                              f"got {x.shape}")
         cdef Py_ssize_t n = X.shape[0], i
-        T = np.broadcast_to(self._floats(t, "t"), (n,))
+        T = self._floats(t, "t")
+        if T.shape not in ((), (1,), (n,)):
+            raise ValueError(f"{self.name}: t must be one time or {n} times (one per row of x), "
+                             f"got shape {T.shape}")
+        T = np.broadcast_to(T, (n,))
         p = self._vector(p, self.np, "p")
         Y = np.empty((n, self.ny))
         cdef int code
@@ -471,12 +527,57 @@ cdef class Dynamics:
         x = self._vector(x, self.nx, "x")
         p = self._vector(p, self.np, "p")
         r = self._specified(t, x, r)
+        if not (isfinite(t) and _finite(x) and _finite(p) and _finite(r)):
+            self._fail(CG_ERR_INPUT, t, x, p, r)
+        self._check_restitution(t, x, p, r, (self.event_names.index(event),))
         out = np.empty(self.nx)
         cdef int code = self.rt.impact(self.m, self.event_names.index(event), t, _data(x), _data(p),
                                        _data(r), <double *>cnp.PyArray_DATA(<cnp.ndarray>out))
         if code:
             self._fail(code, t, x, p, r)
         return out
+
+    def restitutions(self, p, x=None, double t=0.0, r=None):
+        """{event: e}: the restitution of each event's generated impact with the constants
+        p (at (t, x), zero by default, for a restitution that depends on the state)."""
+        x = np.zeros(self.nx) if x is None else self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r) if self.nr or r is not None else None
+        e = self._restitution_values(t, x, p, r)
+        return {self.event_names[k]: float(e[self.m.impact_start[k]])
+                for k in range(self.ne) if self.impact_events[k]}
+
+    cdef object _restitution_values(self, double t, x, p, r):
+        """The impacts' e, one per contact row (the model's impacts function)."""
+        cdef Py_ssize_t nj = self.m.nj
+        J = np.empty(max(nj * self.nu, 1))
+        vn, e = np.empty(max(nj, 1)), np.empty(max(nj, 1))
+        if self.m.impacts != NULL and nj:
+            self.m.impacts(t, _data(x), _data(p), _data(r), <double *>cnp.PyArray_DATA(J),
+                           <double *>cnp.PyArray_DATA(vn), <double *>cnp.PyArray_DATA(e))
+        return e
+
+    cdef _check_restitution(self, double t, x, p, r, events, str where=""):
+        """The restitutions of the impacts of events (model indices) in [0, 1], else a
+        ValueError that names the impact, its value and the constants it comes from: a
+        negative one lets the contact pass through, one above 1 adds energy."""
+        if self.m.impacts == NULL or not self.m.nj:
+            return
+        e = self._restitution_values(t, x, p, r)
+        for k in events:
+            if not self.impact_events[k]:
+                continue
+            v = float(e[self.m.impact_start[k]])
+            if 0.0 <= v <= 1.0:
+                continue
+            sources = []
+            for j in range(self.np):            # which constants move it
+                q = np.array(p, dtype=np.float64)
+                q[j] = q[j] + 1.0 if np.isfinite(q[j]) else 0.5
+                w = float(self._restitution_values(t, x, q, r)[self.m.impact_start[k]])
+                if not (w == v or (w != w and v != v)):
+                    sources.append(f"{self.constants[j]} = {float(p[j])!r}")
+            raise ValueError(restitution_error(self.name, self.event_names[k], v, sources, where))
 
     # -- run-time constraints ---------------------------------------------------
     cdef _need_constraints(self):
@@ -575,7 +676,7 @@ cdef class Dynamics:
         """A run's arguments checked; returns (t0, t1, t_eval), t_eval by
         default every dt (the fixed-step methods: rk4, ali3p) or 101 points."""
         if method not in METHODS:
-            raise ValueError(f"{self.name}: method must be one of {list(METHODS)}, got {method!r}")
+            raise ValueError(method_error(self.name, method, METHODS))
         if max_steps < 1:
             raise ValueError(f"{self.name}: max_steps must be at least 1, got {max_steps}")
         cdef int properties = cg_method_properties(METHODS[method])
@@ -597,11 +698,16 @@ cdef class Dynamics:
                                  f"got {dt!r}")
             if t_eval is None:
                 t_eval = np.append(np.arange(t0, t1, dt), t1)
-        elif t_eval is None:
-            t_eval = np.linspace(t0, t1, 101)
+        else:
+            if dt is not None and not (0 < dt and isfinite(dt)):
+                # an adaptive method chooses its own steps, but a bad dt is still a mistake
+                raise ValueError(f"{self.name}: dt must be a positive, finite step, got {dt!r} "
+                                 f"({method} chooses its own steps: dt is for rk4 and ali3p)")
+            if t_eval is None:
+                t_eval = np.linspace(t0, t1, 101)
         t_eval = self._floats(t_eval, "t_eval")
-        if t_eval.ndim != 1 or len(t_eval) == 0 or not _ascending_within(t_eval, t0, t1):
-            raise ValueError(f"{self.name}: t_eval must be finite, ascending and inside t_span")
+        if t_eval.ndim != 1 or not _ascending_within(t_eval, t0, t1):
+            raise ValueError(t_eval_error(self.name, t_eval, t0, t1))
         return t0, t1, t_eval
 
     def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
@@ -610,6 +716,11 @@ cdef class Dynamics:
                  long max_events=DEFAULT_MAX_EVENTS, controller=None, x_ref=None,
                  controller_data=None):
         """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
+
+        As scipy.integrate.solve_ivp does, the run covers the whole t_span whatever
+        t_eval holds: t_eval only picks the output times (each in t_span, ascending,
+        else ValueError), events are located over the whole span, and only a terminal
+        event (or a failure) ends the run before t_span[1].
 
         method: 'rk4' (fixed step dt, required), 'dopri5' (adaptive Dormand-Prince
         5(4), rtol/atol, dense output), or for stiff models 'bdf' (variable-order
@@ -621,8 +732,8 @@ cdef class Dynamics:
         'ali3p' (fixed step dt: the index-3 augmented Lagrangian with
         projections, positions converged to atol; holonomic constraints and
         q' = u only). t_eval: output times (default: 101 evenly spaced points;
-        for rk4 and ali3p every dt). r: the specified inputs, a
-        constant vector or a table (times, values) held piecewise constant
+        for rk4 and ali3p every dt; may be empty: events only). r: the specified
+        inputs, a constant vector or a table (times, values) held piecewise constant
         (hold=True) or linearly interpolated. progress=True shows a tqdm bar if
         tqdm is installed. Ctrl-C stops at the next output point and returns the
         part computed, with status -1 (CG_INTERRUPTED). A model with run-time
@@ -638,15 +749,45 @@ cdef class Dynamics:
         "terminal": bool}} (as solve_ivp's) for those named. A run that starts
         with g = 0 does not count that as a crossing. At a terminal event the run
         goes on from ``reset(name, t, x, p) -> x`` when reset is given, else from
-        the event's generated impact, else it ends there (status
-        CG_TERMINAL_EVENT, 17, t_eval cut at the event). The run ends at its
-        max_events-th event (CG_MAX_EVENTS, 18). Both count as success.
+        the event's generated impact (its restitution, checked at the start, in
+        [0, 1]), else it ends there (status CG_TERMINAL_EVENT, 17, t_eval cut at
+        the event). The run ends at its max_events-th event (CG_MAX_EVENTS, 18).
+        Both count as success. An exception raised in reset propagates as itself,
+        with the event's name and time added as a note. An event function or an
+        output that turns non-finite ends the run (status 3) with a message naming it.
 
         controller: feedback in C at every right-hand side: a matrix K (nr x nx)
         for r = r_ref - K (x - x_ref) (r_ref: r, zero by default; x_ref: zero by
         default), or a C function void f(double t, const double *x, const double *p,
         double *r, void *data) (see codegen.runtime.run_arguments); a non-finite input ends the run
-        with CG_ERR_CONTROL (19).
+        with CG_ERR_CONTROL (19). A ctypes callback whose Python body raises ends the
+        run at that call, and simulate raises its exception (noted with the controller
+        and the time).
+
+        Where this still differs from solve_ivp, and why:
+
+        - x has shape (len(t), nx), a row per output time (solve_ivp's y is (n,
+          len(t))): the C writes a state per output time, and ``res['q1']`` reads a
+          column.
+        - t_eval=None gives 101 evenly spaced times (every dt for the fixed-step
+          methods), not the solver's own steps: the run in C keeps no step history.
+          t_eval may repeat a time or be empty (solve_ivp wants it strictly increasing).
+        - rtol = atol = 1e-8 by default (solve_ivp: 1e-3 and 1e-6), for answers
+          good to compare; method names are this runtime's ('dopri5' is RK45's
+          Dormand-Prince pair; there is no Radau, LSODA or DOP853).
+        - t_span runs forward only (t1 > t0): the integrators step forward.
+        - events are the model's compiled functions by name, set by a dict rather than
+          a function's attributes; events=None locates all of them (solve_ivp: none).
+          They come back as one time-ordered list of (name, t, x), not t_events and
+          y_events per function.
+        - status: 0 reached t_span[1], 17 a terminal event, 18 max_events (all
+          success), -1 interrupted, else the C failure (solve_ivp: 0, 1, -1). A
+          failure mid-run is a status with the output times reached, not an exception.
+        - At a terminal event, t holds the output times before it, as solve_ivp's
+          with t_eval; the state at the event is ``events[-1][2]``.
+        - p is an argument of its own (no args=); there is no max_step, first_step,
+          dense_output or vectorized (the adaptive methods choose their first step;
+          dt is the fixed-step methods' step); max_steps bounds the steps.
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         if max_events < 1:
@@ -662,7 +803,17 @@ cdef class Dynamics:
                                                    self.impact_events, events)
         if reset is not None and not callable(reset):
             raise TypeError(f"{self.name}: reset must be a callable reset(name, t, x, p) -> x")
-        self._check_start(t0, x0, p, values[0] if self.nr else None)
+        refusal = reset_never_called(self.name, self.event_names, ev_index, ev_term) \
+            if reset is not None else None
+        if refusal:
+            raise ValueError(refusal)
+        r0 = values[0] if self.nr else None
+        if not (_finite(x0) and _finite(p) and _finite(r0)):
+            self._fail(CG_ERR_INPUT, t0, x0, p, r0, "x0")
+        self._check_start(t0, x0, p, r0)
+        if reset is None and self.m.nj:
+            self._check_restitution(t0, x0, p, r0, [ev_index[i] for i in range(len(ev_index))
+                                                    if ev_term[i]])
         cdef cnp.npy_intp dims[2]
         dims[0] = (self.integrator_size + 7) // 8                      # aligned for double
         cdef cnp.ndarray buf = cnp.PyArray_ZEROS(1, dims, cnp.NPY_DOUBLE, 0)
@@ -677,36 +828,57 @@ cdef class Dynamics:
         cdef double *xv = <double *>cnp.PyArray_DATA(xs)
         cdef double *yv = <double *>cnp.PyArray_DATA(ys)
         cdef double *sv = <double *>cnp.PyArray_DATA(scratch)
-        cdef Py_ssize_t nx = self.nx, ny = self.ny
+        cdef Py_ssize_t nx = self.nx, ny = self.ny, n_out = len(t_eval)
+        # solve_ivp's span: past the last output time the run goes on to t1 (its events)
+        cdef bint tail = n_out == 0 or tv[n_out - 1] < t1
+        cdef cnp.ndarray x_end = np.empty(self.nx) if tail else scratch    # the state at t1
+        cdef Watched watch
+        guard = None
+        if address:                  # a C function, called through _watched_controller
+            guard = ControllerGuard(self.name, controller)
+            watch.fn = <cg_controller_fn><size_t>address
+            watch.data = <void *><size_t>data
+            watch.raised = <const int *>cnp.PyArray_DATA(<cnp.ndarray>guard.flag)
+            watch.nr = self.nr
+            watch.t_raised = NAN
+            address, data = <size_t>&_watched_controller, <size_t>&watch
         cdef int code = self.rt.integrator_init(s, self.m, METHODS[method], t0, _data(x0), _data(p),
                                            len(times) if self.nr else 0, _data(times),
                                            _data(values), rtol, atol,
                                            float(dt) if dt is not None else 0.0)
         if code:
-            self._fail(code, t0, x0, p, values[0] if self.nr else None)
+            self._fail(code, t0, x0, p, r0)
         self.rt.integrator_set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
-        code = self._start_run(s, K, xref, address, data, ev_index, ev_dir, ev_term)
-        if code:
-            self._fail(code, t0, x0, p, values[0] if self.nr else None)
         bar = _progress_bar(self.name, t0, t1) if progress else None
         cdef Py_ssize_t k, done = 0
         cdef long steps = 0, rejected = 0, nfev = 0
-        cdef double t_now = t0
+        cdef double t_now = t0, t_k
+        cdef double *x_k
         cdef EventLog log
         cdef bint impacts = reset is None
         cdef const int *has_impact = <const int *>cnp.PyArray_DATA(self._impacts)
-        log.n = log.cap = 0
+        cdef int stage = AT_STEP
+        log.n = log.cap = log.impact_failed = 0
         log.nx = self.nx
         log.index = NULL
         log.t = log.x = NULL
-        residuals = (lambda z: self.residuals(t_now, z, p, values[0] if self.nr else None)) \
-            if self.nc else None
+        residuals = (lambda z: self.residuals(t_now, z, p, r0)) if self.nc else None
         status = 0
+        fault = None                 # (t, x) where the run failed
+        if guard is not None:
+            guard.__enter__()
         try:
-            for k in range(len(t_eval)):
+            code = self._start_run(s, K, xref, address, data, ev_index, ev_dir, ev_term)
+            if code:
+                if guard is not None:
+                    guard.raise_caught(watch.t_raised)
+                self._fail(code, t0, x0, p, r0, "x0", ev_index)
+            for k in range(n_out + tail):
+                t_k = tv[k] if k < n_out else t1
+                x_k = xv + k * nx if k < n_out else <double *>cnp.PyArray_DATA(x_end)
                 while True:
                     with nogil:
-                        code = _advance(self.rt, s, tv[k], xv + k * nx, &log, max_events,
+                        code = _advance(self.rt, s, t_k, x_k, &log, max_events,
                                         impacts, has_impact, sv)
                     if bar is not None:
                         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
@@ -723,18 +895,32 @@ cdef class Dynamics:
                         if code == 0:
                             continue
                     break
-                if code == 0 and ny:
-                    code = self.rt.integrator_outputs(s, tv[k], xv + k * nx, yv + k * ny)
+                if code == 0 and ny and k < n_out:
+                    code = self.rt.integrator_outputs(s, t_k, x_k, yv + k * ny)
+                    if code:
+                        stage = AT_OUTPUT
+                        fault = (t_k, xs[k].copy())
                 if code:
                     status = code
+                    if fault is None and log.impact_failed:
+                        stage = AT_IMPACT
+                        fault = (log.t[log.n - 1], _log_state(&log, log.n - 1))
+                    elif fault is None:
+                        t_now = cg_integrator_state(s, sv)
+                        fault = (t_now, scratch.copy())
                     break
-                done = k + 1
+                if k < n_out:
+                    done = k + 1
         except KeyboardInterrupt:
             status = CG_INTERRUPTED
         finally:
+            if guard is not None:
+                guard.__exit__(None, None, None)
             if bar is not None:
                 bar.close()
             found = _log_list(&log, self.event_names)
+        if guard is not None:
+            guard.raise_caught(watch.t_raised)
         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
         cdef double t_near
         cdef double ratio = cg_integrator_nearest_singular(s, &t_near)
@@ -746,13 +932,56 @@ cdef class Dynamics:
         elif status in (CG_TERMINAL_EVENT, CG_MAX_EVENTS):
             last = found[len(found) - 1]
             message += f": {last[0]!r} at t = {last[1]:.17g}"
-        trajectory = xs if done == len(t_eval) else xs[:done].copy()
+        elif fault is not None:
+            message = self._diagnose(status, stage, fault[0], fault[1], p,
+                                     self._inputs_at(times, values, fault[0], hold), ev_index,
+                                     found[len(found) - 1][0] if found else None)
+        trajectory = xs if done == n_out else xs[:done].copy()
         outputs = {name: ys[:done, a:b].reshape((done,) + shape)
                    for name, shape, a, b in self._output_slices}
         # positional: SimulationResult's field order (t, x, states, status, message,
         # nsteps, nrejected, nfev, method)
         return SimulationResult(t_eval[:done].copy(), trajectory, list(self.states), status,
                                 message, steps, rejected, nfev, method, outputs, found)
+
+    cdef object _inputs_at(self, times, values, double t, bint hold):
+        """The table's inputs at t (None without inputs), for a failure's message."""
+        if not self.nr:
+            return None
+        cdef Py_ssize_t i = max(int(np.searchsorted(times, t, side="right")) - 1, 0)
+        if hold or len(times) == 1 or i + 1 >= len(times):
+            return np.ascontiguousarray(values[i])
+        return np.ascontiguousarray([np.interp(t, times, values[:, j]) for j in range(self.nr)])
+
+    cdef str _diagnose(self, int code, int stage, double t, x, p, r, ev_index, last_event):
+        """A failed run's message: for a non-finite value (CG_ERR_OUTPUT), what gave it at
+        the failure's state (t, x): an event function, an output or an impact, named, so
+        that the equations of motion are not blamed for them."""
+        base = status_message(code)
+        if code != CG_ERR_OUTPUT or x is None or not np.isfinite(x).all() or not _finite(r):
+            return base
+        where = f"at t = {t:.17g}, x = {np.asarray(x).tolist()}"
+        if stage == AT_IMPACT and last_event is not None:
+            return (f"the impact of event {last_event!r} gave a non-finite state {where} "
+                    f"(the state before it)")
+        if stage == AT_OUTPUT and self.ny:
+            y = np.empty(self.ny)
+            self.rt.outputs(self.m, t, _data(x), _data(p), _data(r),
+                            <double *>cnp.PyArray_DATA(<cnp.ndarray>y))
+            bad = [name for name, shape, a, b in self._output_slices
+                   if not np.isfinite(y[a:b]).all()]
+            if bad:
+                return (f"output {', '.join(map(repr, bad))} is not finite {where}: the run "
+                        f"stopped there (its expression, not the equations of motion)")
+            return base
+        if self.ne and len(ev_index):
+            g = np.empty(self.ne)
+            self.m.events(t, _data(x), _data(p), _data(r), <double *>cnp.PyArray_DATA(g))
+            bad = [self.event_names[k] for k in ev_index if not isfinite(g[k])]
+            if bad:
+                return (f"event {', '.join(map(repr, bad))} is not finite {where}: the run "
+                        f"stopped there (its function, not the equations of motion)")
+        return base
 
     cdef int _start_run(self, cg_integrator *s, K, xref, size_t address, size_t data,
                         ev_index, ev_dir, ev_term) except -1:
@@ -829,21 +1058,26 @@ cdef class Dynamics:
         """Many simulations in C over both cores (OpenMP), without the GIL.
 
         X0: (N, nx) initial states; P: (np,) or (N, np); R: constant inputs,
-        (nr,) or (N, nr). t_eval as in simulate. Returns (t_eval, X, status):
-        X of shape (N, len(t_eval), nx) and one status code per run (0 = ok;
+        (nr,) or (N, nr). t_span and t_eval as in simulate: every run covers the whole
+        t_span (as solve_ivp's), t_eval only picks the output times. Returns
+        (t_eval, X, status): X of shape (N, len(t_eval), nx) (solve_ivp's y
+        transposed, a run per row) and one status code per run (0 = ok;
         a failed run keeps NaN after its failure; CG_NEAR_SINGULAR, 13, as in
         simulate, marks a run with run-time constraints that passed near a
         singular position, its trajectory whole). Ctrl-C stops every run within
         a few thousand steps and returns what is done: the runs it cut short, or
         that had not started, have status -1.
 
-        The returned tuple also has ``outputs`` ({name: (N, len(t_eval)) + shape})
-        and ``events`` (a list of (name, t, x) per run). events, max_events,
-        controller, x_ref and controller_data as in simulate: every run locates
-        its events in C, goes on through the generated impacts, and ends at a
+        The returned tuple also has ``outputs`` ({name: (N, len(t_eval)) + shape}),
+        ``events`` (a list of (name, t, x) per run) and ``messages`` (each run's
+        status in words; a non-finite event function, output or impact named as in
+        simulate). events, max_events, controller, x_ref and controller_data as in
+        simulate: every run locates its events in C, goes on through the generated
+        impacts (their restitution checked per row before the runs), and ends at a
         terminal event without one (its status CG_TERMINAL_EVENT, 17); the
         feedback is the same for every run (a C controller is called from several
-        threads at once).
+        threads at once; if its Python body raises, every run ends and the
+        exception is raised).
         """
         t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
         if max_events < 1:
@@ -855,16 +1089,29 @@ cdef class Dynamics:
         if R is None and controller is not None and self.nr:
             R = np.zeros(self.nr)                   # the reference inputs: zero
         Pm = self._rows(P, n, self.np, "P")
-        Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
+        if not self.nr and R is not None and _entries(R) != 0:
+            raise ValueError(f"{self.name}: the model has no specified inputs, got R")
+        try:
+            Rm = self._rows(R, n, self.nr, "R") if self.nr else np.zeros((n, 1))
+        except TypeError as exc:
+            if isinstance(R, tuple) and len(R) == 2:      # simulate's (times, values) table
+                raise TypeError(f"{exc} (simulate_batch takes constant inputs, a row per run "
+                                f"or one for all; a table (times, values) is simulate's)") from None
+            raise
         K, xref, address, data, keep = feedback(self.name, self.nx, self.nr, controller, x_ref,
                                                 controller_data)
         ev_index, ev_dir, ev_term = event_settings(self.name, self.event_names,
                                                    self.impact_events, events)
-        if self.nc:          # rows with a non-finite entry fail in C, with their status
-            for i in range(n):
-                if np.isfinite(X0[i]).all() and np.isfinite(Pm[i]).all() and np.isfinite(Rm[i]).all():
+        struck = [ev_index[j] for j in range(len(ev_index)) if ev_term[j]] if self.m.nj else []
+        for i in range(n if self.nc or struck else 0):
+            # rows with a non-finite entry fail in C, with their status
+            if np.isfinite(X0[i]).all() and np.isfinite(Pm[i]).all() and np.isfinite(Rm[i]).all():
+                if self.nc:
                     self._check_start(t0, X0[i], Pm[i], Rm[i] if self.nr else None, f"row {i}: ")
-        cdef Py_ssize_t m = len(t_eval)
+                if struck:
+                    self._check_restitution(t0, X0[i], Pm[i], Rm[i] if self.nr else None, struck,
+                                            f"row {i}: ")
+        cdef Py_ssize_t m = len(t_eval), nx = self.nx
         out = np.full((n, m, self.nx), np.nan)
         Y = np.full((n, m, self.ny), np.nan)
         # one integrator per thread, not per run: a thread's runs follow one another, and
@@ -872,7 +1119,9 @@ cdef class Dynamics:
         cdef size_t size = (self.integrator_size + 7) // 8 * 8   # each aligned for double
         cdef cnp.ndarray bufs = np.zeros((omp_get_max_threads(), size // 8))
         cdef unsigned char *base = <unsigned char *>cnp.PyArray_DATA(bufs)
-        cdef cnp.ndarray scratch = np.zeros((omp_get_max_threads(), self.nx + 1))
+        # per thread: an event's state (nx + 1), then the state at t1 past the last t_eval
+        cdef Py_ssize_t width = 2 * self.nx + 1
+        cdef cnp.ndarray scratch = np.zeros((omp_get_max_threads(), width))
         cdef double *sbase = <double *>cnp.PyArray_DATA(scratch)
         cdef const double[:, ::1] xv = X0, pv = Pm, rv = Rm
         cdef double[:, :, ::1] ov = out
@@ -880,8 +1129,18 @@ cdef class Dynamics:
         cdef const double[::1] tv = t_eval
         cdef const double[::1] t_table = np.array([t0])
         cdef int[::1] codes = np.zeros(n, dtype=np.intc)
+        # where each failed run failed (Dynamics._diagnose): stage, time and state
+        fault_stage_a = np.zeros(n, dtype=np.intc)
+        fault_t_a = np.full(n, np.nan)
+        fault_x_a = np.full((n, max(self.nx, 1)), np.nan)
+        cdef int[::1] fault_stage = fault_stage_a
+        cdef double[::1] fault_t = fault_t_a
+        cdef double[:, ::1] fault_x = fault_x_a
         cdef int meth = METHODS[method], nr_table = 1 if self.nr else 0, code, np_ = self.np
-        cdef int ny = self.ny, n_ev = len(ev_index), tid
+        cdef int ny = self.ny, n_ev = len(ev_index), tid, stage, j
+        cdef bint tail = m == 0 or tv[m - 1] < t1
+        cdef double t_k
+        cdef double *x_k
         cdef const int *ei = <const int *>cnp.PyArray_DATA(ev_index)
         cdef const int *ed = <const int *>cnp.PyArray_DATA(ev_dir)
         cdef const int *et = <const int *>cnp.PyArray_DATA(ev_term)
@@ -890,15 +1149,27 @@ cdef class Dynamics:
         cdef const double *xrp = _data(xref) if xref is not None else NULL
         cdef cg_controller_fn fn = <cg_controller_fn><size_t>address
         cdef void *fdata = <void *><size_t>data
+        cdef Watched watch
+        guard = None
+        if address:                  # a C function, called through _watched_controller
+            guard = ControllerGuard(self.name, controller, any_thread=True)
+            watch.fn = fn
+            watch.data = fdata
+            watch.raised = <const int *>cnp.PyArray_DATA(<cnp.ndarray>guard.flag)
+            watch.nr = self.nr
+            watch.t_raised = NAN
+            fn, fdata = _watched_controller, <void *>&watch
         cdef double h = float(dt) if dt is not None else 0.0
         cdef const cg_model *model = self.m
         cdef const cg_runtime *rt = self.rt
         cdef cg_integrator *s
-        cdef double start = t0
+        cdef double start = t0, end = t1
         cdef int[::1] stop = np.zeros(1, dtype=np.intc)     # shared by the threads
         cdef EventLog *logs = <EventLog *>calloc(n if n > 0 else 1, sizeof(EventLog))
         if logs == NULL:
             raise MemoryError()
+        if guard is not None:
+            guard.__enter__()
         try:
             for i in prange(n, nogil=True, schedule="dynamic"):
                 logs[i].nx = model.nx
@@ -907,6 +1178,7 @@ cdef class Dynamics:
                     continue
                 tid = threadid()
                 s = <cg_integrator *>(base + tid * size)
+                stage = AT_STEP
                 code = rt.integrator_init(s, model, meth, start, &xv[i, 0],
                                           &pv[i, 0] if np_ else &_EMPTY[0], nr_table, &t_table[0],
                                           &rv[i, 0], rtol, atol, h)
@@ -916,11 +1188,17 @@ cdef class Dynamics:
                         code = rt.integrator_control(s, Kp, xrp, fn, fdata)
                     if n_ev and code == 0:
                         code = rt.integrator_events(s, n_ev, ei, ed, et)
+                    if code != 0:                          # at the start: the state is x0
+                        fault_t[i] = start
+                        for j in range(nx):
+                            fault_x[i, j] = xv[i, j]
                 if code == 0:
-                    for k in range(m):
+                    for k in range(m + tail):
+                        t_k = tv[k] if k < m else end
+                        x_k = &ov[i, k, 0] if k < m else sbase + tid * width + nx + 1
                         while True:
-                            code = _advance(rt, s, tv[k], &ov[i, k, 0], &logs[i], max_events,
-                                            True, has_impact, sbase + tid * (model.nx + 1))
+                            code = _advance(rt, s, t_k, x_k, &logs[i], max_events,
+                                            True, has_impact, sbase + tid * width)
                             if code != CG_PAUSED:
                                 break
                             if tid == 0:                   # the calling thread, where signals land
@@ -931,20 +1209,56 @@ cdef class Dynamics:
                             if stop[0]:
                                 code = CG_INTERRUPTED
                                 break
-                        if code == 0 and ny:
-                            code = rt.integrator_outputs(s, tv[k], &ov[i, k, 0], &yv[i, k, 0])
+                        if code == 0 and ny and k < m:
+                            code = rt.integrator_outputs(s, t_k, x_k, &yv[i, k, 0])
+                            if code != 0:
+                                stage = AT_OUTPUT
+                                fault_t[i] = t_k
+                                for j in range(nx):
+                                    fault_x[i, j] = x_k[j]
                         if code != 0:
+                            if stage == AT_OUTPUT:
+                                pass
+                            elif logs[i].impact_failed:
+                                stage = AT_IMPACT
+                                fault_t[i] = logs[i].t[logs[i].n - 1]
+                                for j in range(nx):
+                                    fault_x[i, j] = logs[i].x[(logs[i].n - 1) * nx + j]
+                            else:
+                                fault_t[i] = cg_integrator_state(s, &fault_x[i, 0])
                             break
                     if code == 0:
                         code = cg_integrator_warning(s)
                 codes[i] = code
+                fault_stage[i] = stage
             found = [_log_list(&logs[i], self.event_names) for i in range(n)]
         finally:
+            if guard is not None:
+                guard.__exit__(None, None, None)
             for i in range(n):
                 free(logs[i].index)
                 free(logs[i].t)
                 free(logs[i].x)
             free(logs)
+        status = np.asarray(codes).copy()
+        if guard is not None:
+            ended = np.flatnonzero(status == CG_ERR_CONTROL)
+            guard.raise_caught(watch.t_raised, f"{len(ended)} of the {n} runs "
+                                               f"({', '.join(map(str, ended[:10]))}"
+                                               f"{' ...' if len(ended) > 10 else ''})")
+        messages = []
+        for i in range(n):
+            if status[i] in (CG_TERMINAL_EVENT, CG_MAX_EVENTS) and found[i]:
+                last = found[i][len(found[i]) - 1]
+                messages.append(f"{status_message(status[i])}: {last[0]!r} at t = {last[1]:.17g}")
+            elif status[i] == CG_ERR_OUTPUT and isfinite(fault_t[i]):
+                messages.append(self._diagnose(status[i], fault_stage[i], fault_t[i],
+                                               fault_x_a[i, :self.nx], Pm[i],
+                                               Rm[i] if self.nr else None, ev_index,
+                                               found[i][len(found[i]) - 1][0] if found[i]
+                                               else None))
+            else:
+                messages.append(status_message(status[i]))
         outputs = {name: Y[:, :, a:b].reshape((n, m) + shape)
                    for name, shape, a, b in self._output_slices}
-        return BatchResult(t_eval, out, np.asarray(codes).copy(), outputs, found)
+        return BatchResult(t_eval, out, status, outputs, found, messages)

@@ -43,7 +43,8 @@ class CompiledModel:
     t_eval=None, ...), simulate_batch(...), rhs_batch(t, X, P, R=None)
         Whole integrations in C (RK4, Dormand-Prince 5(4), and for stiff models
         BDF, Rosenbrock 4(3), Rosenbrock-W) and
-        batches over both cores; see their docstrings.
+        batches over both cores; each covers the whole t_span, t_eval only picking the
+        output times, as solve_ivp's; see their docstrings (and what still differs).
     rhs_address, callback_data(p, r)
         A C function pointer for other solvers (numbalsoda's signature).
 
@@ -54,6 +55,9 @@ class CompiledModel:
     event_names, event_functions(t, x, p, r=None), impact(event, t, x, p, r=None)
         The events generate compiled (``events=``), their functions g, and the state
         after an event's generated impact (``impacts=``).
+    restitutions(p, x=None, t=0.0, r=None)
+        {event: e}: each impact's restitution with the constants p (a run refuses one
+        outside [0, 1], naming it).
 
     Models with run-time constraints (nc > 0 rows, nh of them holonomic) also have
     constraint_forces(t, x, p, r=None) (lambda with A^T lambda = M u' - F),
@@ -97,6 +101,7 @@ class CompiledModel:
         self.event_names = list(dynamics.event_names)
         self.event_functions = dynamics.event_functions
         self.impact = dynamics.impact
+        self.restitutions = dynamics.restitutions
         if self.nc:
             self.constraint_forces = dynamics.constraint_forces
             self.residuals = dynamics.residuals

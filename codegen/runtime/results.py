@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..abi import STATUS_CODE
+from ..abi import STATUS, STATUS_CODE
 
 __all__ = ["SimulationResult", "BatchResult", "ENDED_BY_EVENT"]
 
@@ -59,17 +59,21 @@ class SimulationResult:
 class BatchResult(tuple):
     """What simulate_batch returns: the tuple (t, X, status), so ``t, X, status =
     mod.simulate_batch(...)`` unpacks it, with ``outputs`` ({name: (N, len(t)) + its
-    shape}, NaN after a run's failure or end) and ``events`` (one list of (name, t, x)
-    per run) as attributes."""
+    shape}, NaN after a run's failure or end), ``events`` (one list of (name, t, x)
+    per run) and ``messages`` (one text per run: its status, and for a non-finite
+    event function, output or impact, which one) as attributes."""
 
-    def __new__(cls, t, X, status, outputs=None, events=None):
+    def __new__(cls, t, X, status, outputs=None, events=None, messages=None):
         self = super().__new__(cls, (t, X, status))
         self.outputs = outputs if outputs is not None else {}
         self.events = events if events is not None else [[] for _ in range(len(status))]
+        if messages is None:
+            messages = [STATUS.get(int(s), f"status {s}") for s in status]
+        self.messages = messages
         return self
 
     def __getnewargs__(self):
-        return (*self, self.outputs, self.events)
+        return (*self, self.outputs, self.events, self.messages)
 
     t = property(lambda self: self[0])
     x = property(lambda self: self[1])

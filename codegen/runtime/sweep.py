@@ -37,7 +37,10 @@ Choices, and why:
   naming the unfinished rows, after cancelling them, rather than waiting
   forever.
 - Inputs are checked before anything is sent: a wrong column count or a
-  non-finite entry is refused naming the argument, row and column.
+  non-finite entry is refused naming the argument, row and column, and so is a
+  restitution outside [0, 1] of an impact the runs apply.
+- Every run covers the whole t_span, as solve_ivp's and simulate_batch's do: t_eval
+  only picks the output times (see simulate for what still differs from solve_ivp).
 """
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..abi import CONSTANTS, STATUS, STATUS_CODE
-from .run_arguments import DEFAULT_MAX_EVENTS
+from .run_arguments import DEFAULT_MAX_EVENTS, event_settings, restitution_error
 
 __all__ = ["sweep", "SweepResult", "REDUCE_FAILED", "REDUCTIONS"]
 
@@ -133,7 +136,8 @@ def _run_chunk(model, first: int, t_span, X0, P, R, options: dict, reduce):
     batch = model.simulate_batch(t_span, X0, P, R, **options)
     t, X, status = batch
     status = np.asarray(status, dtype=int).copy()
-    messages = [STATUS.get(int(s), f"status {s}") for s in status]
+    messages = list(getattr(batch, "messages", None)
+                    or [STATUS.get(int(s), f"status {s}") for s in status])
     if reduce is None:
         return X, status, messages, batch.outputs, batch.events
     if isinstance(reduce, str):
@@ -187,7 +191,9 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     X0 (N, nx), P (N, np), R (N, nr): a row per run, or one row (or a vector)
     shared by all runs; X0 defaults to zeros. method, rtol, atol, dt, t_eval,
     max_steps, events, max_events, controller (a matrix K), x_ref: as in
-    ``simulate_batch``. reduce: None (every run's states at t_eval), "final",
+    ``simulate_batch``: each run integrates over the whole t_span, t_eval only
+    picks its output times (values has len(t_eval) rows per run, a run per row,
+    solve_ivp's y transposed). reduce: None (every run's states at t_eval), "final",
     "max", "min", "mean", or a callable f(t, x) or f(t, x, outputs), applied on
     the worker. client: a ``distributed.Client``, a scheduler address such as
     "tcp://127.0.0.1:8786", or None for a LocalCluster started and closed for
@@ -226,6 +232,9 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     if not (reduce is None or callable(reduce) or reduce in REDUCTIONS):
         raise ValueError(f"reduce must be None, one of {list(REDUCTIONS)} or a callable, "
                          f"got {reduce!r}")
+    if isinstance(reduce, str) and len(t_out) == 0:
+        raise ValueError(f"{model.name}: reduce={reduce!r} needs output times: t_eval is empty")
+    _check_restitutions(model, full["P"], events)
     # a LocalCluster's nannies set OMP_NUM_THREADS and PYTHONHASHSEED in this process
     environ = dict(os.environ)
     dask_client, cluster = _connect(client, timeout)
@@ -278,6 +287,23 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
     events = [e for part in parts for e in part[4]]
     return SweepResult(t=np.asarray(t_out), values=values, status=status, messages=messages,
                        outputs=outputs, events=events)
+
+
+def _check_restitutions(model, P, events) -> None:
+    """Every distinct row of P gives the impacts the runs apply (terminal, with an
+    impact) a restitution in [0, 1], else ValueError naming the row (before any run)."""
+    impacts = tuple(model.dynamics.impact_events)
+    if not any(impacts):
+        return
+    index, _, terminal = event_settings(model.name, tuple(model.event_names), impacts, events)
+    struck = {model.event_names[k] for k, term in zip(index, terminal) if term and impacts[k]}
+    if not struck:
+        return
+    rows, first = np.unique(P, axis=0, return_index=True)
+    for row, i in zip(rows, first):
+        for event, e in model.restitutions(row).items():
+            if event in struck and not 0.0 <= e <= 1.0:
+                raise ValueError(restitution_error(model.name, event, e, [], f"P row {i}: "))
 
 
 def restore_environ(environ: dict) -> None:

@@ -23,7 +23,8 @@ static int cg_reports(const cg_integrator *s, int i, int a, int b)
     return a != 0 && b == -a && (dir == 0 || dir == b);
 }
 
-/* the model's event functions at (t, x) into g, with the run's inputs there */
+/* the model's event functions at (t, x) into g, with the run's inputs there; only the
+   located ones must be finite (an event the run does not locate cannot end it) */
 static int cg_event_values(cg_integrator *s, double t, const double *x, double *g)
 {
     const cg_model *m = CG_SM(s);
@@ -31,7 +32,7 @@ static int cg_event_values(cg_integrator *s, double t, const double *x, double *
     int i, code;
     if ((code = cg_inputs(s, t, x))) return code;
     m->events(t, x, s->p, s->r, g);
-    for (i = 0; i < m->ne; i++) z += g[i] * 0.0;        /* NaN for a non-finite value */
+    for (i = 0; i < s->n_ev; i++) z += g[s->ev_index[i]] * 0.0;   /* NaN for a non-finite value */
     return z == 0.0 ? CG_OK : CG_ERR_OUTPUT;
 }
 

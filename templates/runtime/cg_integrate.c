@@ -269,6 +269,13 @@ CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejec
     *t = s->t;
 }
 
+CG_API double cg_integrator_state(const cg_integrator *s, double *x)
+{
+    int i;
+    for (i = 0; i < s->nx; i++) x[i] = s->x[i];
+    return s->t;
+}
+
 CG_API double cg_integrator_nearest_singular(const cg_integrator *s, double *t)
 {
     *t = s->t_low;

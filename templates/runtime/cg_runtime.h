@@ -134,6 +134,9 @@ CG_API int cg_integrate_to(cg_integrator *s, double t_out, double *x_out);
 /* accepted steps, rejected steps, RHS evaluations and the time reached */
 CG_API void cg_integrator_stats(const cg_integrator *s, long *steps, long *rejected, long *nfev,
                          double *t);
+/* the state the run has reached (its last accepted step's end) into x; returns its time
+   (after a failure: the last good state, where the failure can be looked at) */
+CG_API double cg_integrator_state(const cg_integrator *s, double *x);
 /* the run's step budget (default CG_MAX_STEPS), hold = 1 (piecewise constant inputs) or 0
    (interpolated), and the steps one cg_integrate_to call may take (0 = no limit) */
 CG_API void cg_integrator_set(cg_integrator *s, long max_steps, int hold, long pause);

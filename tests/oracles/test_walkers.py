@@ -165,3 +165,34 @@ def test_simplest_walker_period_one_gait(hybrid):
     oracle = np.sort_complex(_variational_eigenvalues(gait))
     assert np.abs(ours - oracle).max() < 1e-8
     assert np.abs(oracle - np.array([-0.1900998 - 0.5575988j, -0.1900998 + 0.5575988j])).max() < 1e-6
+
+
+def test_simplest_walker_stride_map_as_solve_ivp_users_write_it(hybrid):
+    """The stride map as _variational_eigenvalues writes it with solve_ivp: a first run
+    past the foot's scuff without events (the state at its last output time), then a run
+    from t = 1 with t_eval=[1.0] alone and a terminal upward heelstrike. t_eval only picks
+    the output times, as solve_ivp's: the second run goes on past t = 1 to the heelstrike.
+    Garcia et al.'s gait to 1e-9 and the eigenvalues to 1e-6."""
+    mod = hybrid("simplest_walker")
+    p = np.array([0.009])
+    strike = {"heelstrike": {"direction": 1, "terminal": True}}
+
+    def stride(z):
+        early = mod.simulate((0, 1), _start(z), p, rtol=1e-13, atol=1e-13)
+        sol = mod.simulate((1, 10), early.x[-1], p, t_eval=[1.0], rtol=1e-13, atol=1e-13,
+                           events=strike)
+        assert sol.status == TERMINAL and sol.success, sol.message
+        assert sol.t.tolist() == [1.0] and np.array_equal(sol.x[0], early.x[-1])
+        name, t, x = sol.events[0]
+        assert name == "heelstrike" and 1.0 < t < 10.0
+        return _heelstrike(x)[[0, 2]]
+    gait = root(lambda z: stride(z) - z, [0.2, -0.2], tol=1e-14).x
+    assert np.abs(gait - GARCIA_GAIT).max() < 1e-9
+
+    def jacobian(d):
+        return np.column_stack([(stride(gait + d * e) - stride(gait - d * e)) / (2 * d)
+                                for e in np.eye(2)])
+    J = (4 * jacobian(2.5e-5) - jacobian(5e-5)) / 3
+    ours = np.sort_complex(np.linalg.eigvals(J))
+    assert np.abs(ours - np.array([-0.1900998 - 0.5575988j, -0.1900998 + 0.5575988j])).max() < 1e-6
+    assert np.abs(ours - np.sort_complex(_variational_eigenvalues(gait))).max() < 1e-8

@@ -269,6 +269,30 @@ def test_sweep_of_a_flexible_body(cluster):
     assert np.all(np.diff(peak) > 0) and 1e-3 < peak[-1] < 2.5, peak
 
 
+def test_sweep_covers_the_whole_span(hybrid, cluster, tmp_path):
+    """As solve_ivp's and simulate_batch's: t_eval=[0.0] only picks the output time, each
+    run goes on to t_span[1] and its events come back; a run whose event turns
+    non-finite has a message that names the event."""
+    import sympy as sm
+    b = hybrid("ball")
+    mod, p = b["mod"], b["p"]
+    X0 = [[1.0, 0.0], [2.0, 0.0]]
+    kw = dict(t_eval=[0.0], rtol=1e-12, atol=1e-12)
+    result = sweep(mod, (0, 4), X0, p, client=cluster, **kw)
+    batch = mod.simulate_batch((0, 4), X0, p, **kw)
+    assert result.success and result.values.shape == (2, 1, 2)
+    assert all(len(run) > 6 for run in result.events)
+    assert [[e[1] for e in run] for run in result.events] == \
+        [[e[1] for e in run] for run in batch.events]
+    pd = hybrid("pendulum")
+    q = pd["symbols"][0]
+    rooted = generate(pd["ga"], "sweep_rooted", output_dir=tmp_path,
+                      events={"gap": sm.sqrt(q - 0.2)})
+    failed = sweep(rooted, (0, 3), [[1.2, 0.0], [0.5, 0.0]], pd["p"], client=cluster, t_eval=[0.0])
+    assert failed.status.tolist() == [3, 3]
+    assert all(m.startswith("event 'gap' is not finite") for m in failed.messages)
+
+
 def test_a_cluster_without_workers_meets_the_deadline(pendulum):
     """A scheduler with no worker never starts a chunk: the sweep stops at its deadline
     with TimeoutError naming the unfinished rows, instead of waiting forever; a bad
