@@ -8,22 +8,32 @@ Layout of ``<output_dir>/<name>/``::
     <name>_<key>.so         that C built as a shared library (the name carries
                             the key, so a changed model loads in the same process)
     manifest.json           names, key, options, and the SHA-256 of every file
+    .lock                   the folder's lock (below)
 
 The library holds only the model: its functions and its descriptor
 (``<name>_model()``). The runtime that solves and integrates it is compiled
 once, with the package (codegen.runtime._runtime), so a new model costs one small
 compile, a direct call of the C compiler.
 
-The key hashes the emitted sources, the options (codegen.Options), the
-runtime's ABI version and the compiler's identity. A cache hit still forms
-and emits the model (the key is of what would be compiled), but compiles
-nothing. Before a library is loaded its hash is checked against the
-manifest: a damaged or truncated file is rebuilt by ``generate`` and named
-by ``load``, never handed to the dynamic loader. Every file is written
-atomically (codegen.build.files) and each build happens in a private temporary
-folder, so two processes building the same model at once both succeed and a
-reader never sees half a file; the manifest is written last, so a folder is
-a model only once complete.
+The key (``equations_key``) is taken on the formed, checked neutral equations
+(codegen.build.fingerprint), before the common-subexpression elimination and the
+emission, which are most of a warm build's time: a cache hit forms the model and
+nothing after. It hashes, besides the equations with their outputs, events, impacts
+and control laws, the model's name, the options (codegen.Options), the runtime's ABI
+version and files, the compiler's identity and everything else the sources are made
+from: the code generator's own Python files and model templates and the versions of
+SymPy, NumPy, Jinja2 and Python. Before a library is loaded its hash is checked
+against the manifest: a damaged or truncated file is rebuilt by ``generate`` and
+named by ``load``, never handed to the dynamic loader.
+
+Every file is written atomically (codegen.build.files) and each build compiles in a
+private temporary folder; putting a build in place and loading a folder's model hold
+the folder's lock (exclusive, shared), so a reader never sees half a model and two
+processes building into one folder, the same model or two different ones under one
+name, each get their own: the last one in keeps the folder, and a model whose folder
+another build has since replaced refuses to read its sources from it
+(``portable_payload``). The manifest is written last, so a folder is a model only
+once complete.
 
 A CompiledModel pickles as its payload (sources, flags, key, the manifest's
 model fields; never the shared library): ``from_payload`` loads it from this
@@ -32,9 +42,11 @@ side's cache or compiles it there.
 from __future__ import annotations
 
 import copyreg
+import dataclasses
 import hashlib
 import json
 import os
+import platform
 import shutil
 from functools import lru_cache
 from pathlib import Path
@@ -42,17 +54,19 @@ from pathlib import Path
 from ..version import __version__
 from ..abi import ABI_VERSION
 from .compiler import compile_library, compiler_identity, host_cpu, shared_suffix
-from ..abi import RUNTIME_DIR
+from ..abi import RUNTIME_DIR, TEMPLATE_DIR
 from ..emit.render import runtime_sources
 from ..emit.sources import Sources
 from ..equations.equations_of_motion import DEFAULTS
 from ..errors import CacheError
-from .files import prepare_dir, sha256, write_atomic
+from .files import folder_lock, prepare_dir, sha256, write_atomic
+from .fingerprint import fingerprint
 from .options import Options
 from ..progress import Stages
+from ..symbolic.expressions import LazyMatrix
 
-__all__ = ["sources_key", "model_fields", "install", "load", "cached", "portable_payload",
-           "from_payload", "cache_root"]
+__all__ = ["equations_key", "mass_digest", "sources_key", "model_fields", "install", "load",
+           "cached", "portable_payload", "from_payload", "cache_root"]
 
 #: the manifest's fields that describe the build, the ones install adds; the others are the
 #: model's (model_fields), which travel in a payload
@@ -71,19 +85,67 @@ def _runtime_digest() -> str:
     return h.hexdigest()
 
 
-def sources_key(sources: Sources, options: Options) -> str:
-    """SHA-256 of the emitted sources, the options, the runtime (its ABI and its files)
-    and the compiler."""
+@lru_cache(maxsize=None)
+def _generator_digest() -> str:
+    """SHA-256 of what turns equations into sources: the package's Python files (the
+    CSE, the plan, the emitter and the rest, whichever a change touches), the model
+    templates, and the versions of the libraries that print, check and render them."""
+    import jinja2
+    import numpy
+    import sympy
+    h = hashlib.sha256()
+    for root, pattern in ((Path(__file__).resolve().parents[1], "*.py"),
+                          (TEMPLATE_DIR / "model", "*")):
+        for path in sorted(root.rglob(pattern)):
+            if path.is_file() and "__pycache__" not in path.parts:
+                h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes()
+                         + b"\0")
+    h.update(f"sympy {sympy.__version__}, numpy {numpy.__version__}, jinja2 "
+             f"{jinja2.__version__}, python {platform.python_version()}".encode())
+    return h.hexdigest()
+
+
+def _key(parts, options: Options) -> str:
+    """SHA-256 of parts after the build's own: the runtime (its ABI and its files), the
+    compiler (and this processor, under -march=native) and the options."""
     h = hashlib.sha256()
     native = any(f.startswith(("-march=native", "-mtune=native")) for f in options.flags)
     for part in (f"abi {ABI_VERSION}", _runtime_digest(), compiler_identity(), options.key(),
-                 host_cpu() if native else ""):
+                 host_cpu() if native else "", *parts):
         h.update(part.encode() + b"\0")
-    for fname in sorted(sources.files):
-        h.update(fname.encode() + b"\0" + sources.files[fname].encode() + b"\0")
-    for fname, flags in sorted((sources.file_flags or {}).items()):
-        h.update(" ".join([fname, *flags]).encode() + b"\0")
     return h.hexdigest()
+
+
+def equations_key(eq, name: str, options: Options) -> str:
+    """The cache's key of a model: SHA-256 of its formed neutral equations
+    (codegen.build.fingerprint), its name, the code generator (_generator_digest) and the
+    build's parts (_key), known before the CSE and the emission. A mass matrix formed on
+    first use (symbolic.LazyMatrix: a tree's, which the build may never read) enters by
+    its shape only, so that taking the key does not form it; where the build read it,
+    its digest is in the manifest (mass_digest) and a hit checks it."""
+    if isinstance(eq.M, LazyMatrix):
+        eq = dataclasses.replace(eq, M=("a matrix formed on first use", eq.M.shape))
+    return _key((_generator_digest(), f"model {name}", fingerprint(eq)), options)
+
+
+def mass_digest(eq, form: bool = False) -> str | None:
+    """The fingerprint of eq's mass matrix where it is formed on first use and has been
+    formed (by the build that read it), else None: the part of the equations that
+    equations_key leaves out. form: form it first (a cache hit's check of a matrix that
+    the build read)."""
+    M = eq.M
+    if isinstance(M, LazyMatrix) and (form or M.formed):
+        return fingerprint(M.value)
+    return None
+
+
+def sources_key(sources: Sources, options: Options) -> str:
+    """SHA-256 of the emitted sources and the build's parts (_key): what an export's
+    binary is made from (an FMU's GUID)."""
+    files = [f"{fname}\0{sources.files[fname]}" for fname in sorted(sources.files)]
+    flags = [" ".join([fname, *flags])
+             for fname, flags in sorted((sources.file_flags or {}).items())]
+    return _key(files + flags, options)
 
 
 def model_fields(eq, sources: Sources, options: Options) -> dict:
@@ -95,7 +157,9 @@ def model_fields(eq, sources: Sources, options: Options) -> dict:
                 nc=sources.nc, nh=sources.nh, jacobian=sources.jacobian,
                 options=options.key(),
                 defaults={n: DEFAULTS[n] for n in eq.constant_names if n in DEFAULTS},
-                codegen=__version__, origin=eq.origin)
+                codegen=__version__, origin=eq.origin,
+                # the part of the equations the key leaves out, where the build read it
+                mass_matrix=mass_digest(eq))
 
 
 def _read_manifest(folder: Path) -> dict:
@@ -136,6 +200,13 @@ def _compiled_model():
     return CompiledModel
 
 
+def _load(folder: Path, manifest: dict):
+    """The model of manifest in folder, its files checked first (the caller holds the
+    folder's lock)."""
+    _verify(folder, manifest)
+    return _compiled_model().from_library(folder / manifest["extension"], manifest, folder)
+
+
 def load(path):
     """Load an already generated model from its folder (no SymPy work).
 
@@ -145,18 +216,24 @@ def load(path):
     folder = Path(path)
     if folder.is_file():
         folder = folder.parent
-    manifest = _read_manifest(folder)
-    _verify(folder, manifest)
-    return _compiled_model().from_library(folder / manifest["extension"], manifest, folder)
+    with folder_lock(folder, shared=True):
+        return _load(folder, _read_manifest(folder))
 
 
-def cached(target: Path, key: str):
-    """The model in target if it is the one for key and intact, else None (rebuild)."""
+def cached(target: Path, key: str, mass=None):
+    """The model in target if it is the one for key and intact, else None (rebuild).
+    mass: a callable that gives the equations' mass_digest, called where the manifest
+    holds one (the build read the matrix the key leaves out); None where there are no
+    equations to check (a payload, which brings the sources the key was taken with)."""
     try:
-        manifest = _read_manifest(target)
-        if manifest.get("key") != key:
-            return None
-        return load(target)
+        with folder_lock(target, shared=True):
+            manifest = _read_manifest(target)
+            if manifest.get("key") != key:
+                return None
+            if mass is not None and manifest.get("mass_matrix") is not None \
+                    and mass() != manifest["mass_matrix"]:
+                return None
+            return _load(target, manifest)
     except (FileNotFoundError, CacheError, ImportError):
         return None
 
@@ -173,44 +250,62 @@ def _remove_old_libraries(target: Path, name: str, keep: str) -> None:
 
 def install(target: Path, name: str, key: str, files: dict, c_files: list, flags,
             fields: dict, stages: Stages, file_flags=None):
-    """Compile files into target (the library first, then the sources, the manifest
-    last: a folder is a model only once complete) and load it. fields: the
-    manifest's model fields (model_fields); the build's are added here. file_flags:
-    c file -> flags after flags (Sources.file_flags)."""
+    """Compile files into target and load the result. The compile runs in a private
+    folder; putting it in place holds the folder's lock: the library, the sources, the
+    manifest last (a folder is a model only once complete), the older libraries removed,
+    and the model loaded, so that a build of another model into the same folder, by
+    another process, can come before or after but not in between. fields: the
+    manifest's model fields (model_fields); the build's are added here. file_flags: c
+    file -> flags after flags (Sources.file_flags)."""
     library = f"{name}_{key[:16]}"
     with stages("compiling"):
         built = compile_library(files, c_files, library, flags, target,
                                 include_dirs=[RUNTIME_DIR], what=f"model {name!r}",
                                 timeout=stages.remaining(), on_timeout=stages.exceeded,
                                 file_flags=file_flags)
-        try:
+    try:
+        with folder_lock(target):
             final = target / built.name
             os.replace(built, final)
-        finally:
-            shutil.rmtree(built.parent, ignore_errors=True)
-    for fname, text in files.items():
-        write_atomic(target / fname, text)
-    digests = {fname: hashlib.sha256(text.encode()).hexdigest()
-               for fname, text in files.items()}
-    digests[final.name] = sha256(final)
-    build = dict(name=name, extension=final.name, key=key, abi=ABI_VERSION,
-                 c_files=list(c_files), flags=list(flags),
-                 file_flags={f: list(v) for f, v in (file_flags or {}).items()}, files=digests,
-                 seconds={k: round(v, 3) for k, v in stages.times.items()})
-    write_atomic(target / "manifest.json", json.dumps(dict(fields, **build), indent=1) + "\n")
-    _remove_old_libraries(target, name, final.name)
-    return load(target)
+            for fname, text in files.items():
+                write_atomic(target / fname, text)
+            digests = {fname: hashlib.sha256(text.encode()).hexdigest()
+                       for fname, text in files.items()}
+            digests[final.name] = sha256(final)
+            build = dict(name=name, extension=final.name, key=key, abi=ABI_VERSION,
+                         c_files=list(c_files), flags=list(flags),
+                         file_flags={f: list(v) for f, v in (file_flags or {}).items()},
+                         files=digests, seconds={k: round(v, 3) for k, v in stages.times.items()})
+            manifest = dict(fields, **build)
+            write_atomic(target / "manifest.json", json.dumps(manifest, indent=1) + "\n")
+            _remove_old_libraries(target, name, final.name)
+            return _load(target, manifest)
+    finally:
+        shutil.rmtree(built.parent, ignore_errors=True)
 
 
 def portable_payload(model) -> dict:
     """What rebuilds a compiled model elsewhere: its sources, build flags, key and
-    manifest fields, never the shared library (another machine may need another)."""
+    manifest fields, never the shared library (another machine may need another). The
+    sources are read from the model's folder and checked against its own manifest: a
+    folder that another build has since taken over is refused, never sent."""
     manifest = model.manifest
     if "c_files" not in manifest or "flags" not in manifest:
         raise CacheError(f"model {model.name!r} was built by an earlier codegen version and "
                          f"cannot be sent elsewhere: regenerate it")
-    files = {fname: (model.source_dir / fname).read_text()
-             for fname in manifest["files"] if fname != manifest["extension"]}
+    files = {}
+    with folder_lock(model.source_dir, shared=True):
+        for fname, digest in manifest["files"].items():
+            if fname == manifest["extension"]:
+                continue
+            path = model.source_dir / fname
+            data = path.read_bytes() if path.is_file() else None
+            if data is None or hashlib.sha256(data).hexdigest() != digest:
+                raise CacheError(f"{path} is no longer the source of this model "
+                                 f"{model.name!r}: another build of that name has since been "
+                                 f"put in {model.source_dir}. Generate the model again, or "
+                                 f"give each model its own name")
+            files[fname] = data.decode()
     fields = {k: v for k, v in manifest.items() if k not in _BUILD_FIELDS}
     return dict(name=model.name, key=manifest["key"], files=files,
                 c_files=manifest["c_files"], flags=manifest["flags"],

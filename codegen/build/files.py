@@ -1,8 +1,10 @@
-"""Atomic file writes and the output folders of every writer.
+"""Atomic file writes, the output folders of every writer, and a folder's lock.
 
 Each file is written under a temporary name beside its target and moved into
 place with os.replace, so a reader, or a crash mid-write, never leaves half a
-file; two processes writing the same file both succeed, the last one wins.
+file; two processes writing the same file both succeed, the last one wins. Where
+several files make one whole (a model's folder), ``folder_lock`` keeps a writer
+from coming between another process's files.
 """
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ import tempfile
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_atomic", "write_all", "prepare_dir", "sha256"]
+try:
+    import fcntl
+except ImportError:                 # Windows: msvcrt's byte-range lock instead
+    fcntl = None
+    import msvcrt
+
+__all__ = ["atomic_path", "write_atomic", "write_all", "prepare_dir", "sha256", "folder_lock"]
 
 
 @contextmanager
@@ -72,3 +80,30 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@contextmanager
+def folder_lock(folder: Path, shared: bool = False):
+    """Hold folder's lock, the file ``.lock`` in it, for the with block: exclusive for a
+    writer (which creates the file), shared for readers, across processes; the system
+    releases it when the block ends or the process dies. A reader of a folder without
+    the file goes on unlocked: no writer of this version has been there. Not reentrant:
+    a process holding it must not take it again."""
+    path = Path(folder) / ".lock"
+    try:
+        fd = os.open(path, os.O_RDONLY if shared else os.O_RDWR | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        if not shared:
+            raise
+        fd = None
+    if fd is None:
+        yield
+        return
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        else:
+            msvcrt.locking(fd, msvcrt.LK_RLCK if shared else msvcrt.LK_LOCK, 1)
+        yield
+    finally:
+        os.close(fd)          # which releases the lock
