@@ -10,7 +10,7 @@ def _matplotlib():
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("run.plot needs matplotlib: pip install 'codegen[plot]'") from None
+        raise ImportError("run.plot needs matplotlib: pip install 'gibbs-appell-codegen[plot]'") from None
     return Figure
 
 

@@ -166,7 +166,7 @@ def _connect(client, timeout: float):
         from distributed import Client, LocalCluster
     except ImportError:
         raise ImportError("sweep needs Dask's distributed scheduler: pip install "
-                          "'codegen[distributed]'") from None
+                          "'gibbs-appell-codegen[distributed]'") from None
     if client is None:
         cluster = LocalCluster(n_workers=os.cpu_count() or 1, threads_per_worker=1,
                                processes=True, host="127.0.0.1", dashboard_address=None,
