@@ -9,17 +9,19 @@ DynamicsError, ConvergenceError, BuildError, CacheError and BudgetError.
 from .version import __version__
 from .animation import animate
 from .formulation.appell import GibbsAppellMethod
-from .build.pipeline import generate
-from .build.cache import load
+from .pipeline.build import generate
+from .pipeline.cache import load
 from .equations.equations_of_motion import EquationsOfMotion
 from .formulation.equations_of import equations_of
+from .export.casadi import casadi_function, export_casadi
 from .export.standalone import export_c, export_fmu
 from .errors import BudgetError, BuildError, CacheError, ConvergenceError, DynamicsError
-from .build.options import Options
+from .pipeline.options import Options
 from .equations.signals import potential_energy
 from .runtime.sweep import SweepResult, sweep
 
-__all__ = ["GibbsAppellMethod", "animate", "generate", "load", "export_c", "export_fmu", "Options",
+__all__ = ["GibbsAppellMethod", "animate", "generate", "load", "export_c", "export_fmu",
+           "casadi_function", "export_casadi", "Options",
            "sweep", "SweepResult", "potential_energy",
            "EquationsOfMotion", "equations_of", "BudgetError", "BuildError", "CacheError",
            "ConvergenceError", "DynamicsError"]

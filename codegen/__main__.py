@@ -59,16 +59,22 @@ def _model(spec: str) -> examples.Model:
     return builder(int(arg))
 
 
-def _seconds(text: str) -> float:
-    """argparse type: a positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, "
-                                         f"got {text!r}")
-    return value
+def _positive(unit: str):
+    """argparse type: a positive, finite number of unit."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be a positive, finite number of {unit}, "
+                                             f"got {text!r}")
+        return value
+    return parse
+
+
+_seconds = _positive("seconds")
+_fps = _positive("frames per second")
 
 
 def show(args) -> int:
@@ -98,7 +104,7 @@ def show(args) -> int:
 def _compile_and_run(model, args, stages, animated: bool, samples: int):
     """(ga, mod, p, x0, r, method, run): the model generated (with its animation outputs,
     its own outputs and T, V if animated) and simulated for args.seconds at samples output times."""
-    from .build.pipeline import generate
+    from .pipeline.build import generate
 
     ga = GibbsAppellMethod(**model.kwargs)
     outputs = None
@@ -106,7 +112,11 @@ def _compile_and_run(model, args, stages, animated: bool, samples: int):
         from .animation import pose_outputs
         outputs = {**model.outputs, **pose_outputs(model), "T": "kinetic_energy",
                    "V": model.potential_energy}
-    mod = generate(ga, model.name, output_dir=args.out_dir, progress=stages, outputs=outputs)
+    try:
+        mod = generate(ga, model.name, output_dir=args.out_dir, progress=stages,
+                       outputs=outputs)
+    except (OSError, ValueError) as exc:    # the folder, or the model's name or outputs
+        raise SystemExit(f"{model.name}: {exc}") from None
     p = mod.parameters(model.parameter_values)
     x0 = np.array(model.initial_state or [0.1] * mod.nx, dtype=float)
     r = np.zeros(len(mod.specifieds)) if mod.specifieds else None
@@ -213,7 +223,7 @@ def main(argv=None) -> int:
                    help="integrator (default: bdf for stiff examples, else dopri5; rk4 at dt = 1 ms)")
     b.add_argument("--animate", metavar="PAGE.html",
                    help="also write the run as an animation page (at --fps frames per second)")
-    b.add_argument("--fps", type=_seconds, default=60.0, help="frames per second of the page")
+    b.add_argument("--fps", type=_fps, default=60.0, help="frames per second of the page")
     b.set_defaults(func=build)
     a = sub.add_parser("animate", help="simulate a model and write its 3-D animation page")
     a.add_argument("model", help="a built-in example (e.g. whipple_bicycle, humanoid) or file.py")
@@ -222,7 +232,7 @@ def main(argv=None) -> int:
     a.add_argument("--build-dir", dest="out_dir", default="generated",
                    help="folder of the generated code (default: generated)")
     a.add_argument("--seconds", type=_seconds, default=5.0, help="simulated time (default 5)")
-    a.add_argument("--fps", type=_seconds, default=60.0, help="frames per second (default 60)")
+    a.add_argument("--fps", type=_fps, default=60.0, help="frames per second (default 60)")
     a.add_argument("--method", choices=list(METHODS),
                    help="integrator (default: bdf for stiff examples, else dopri5)")
     a.set_defaults(func=animate)

@@ -49,7 +49,7 @@ def planned_equations(eom: EquationsOfMotion, recursive: bool | None) -> Equatio
 def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool | None,
                    parameter_jacobian: bool, recursive: bool | None = None) -> dict:
     """The programs of a model's generated functions (the options as in
-    codegen.build.options.Options). The choice of the recursion is taken here, once: the
+    codegen.pipeline.options.Options). The choice of the recursion is taken here, once: the
     equations carry the bodies' tree wherever they form one, and recursive (Options.recursive)
     says what to do with it: False, nothing (dense programs only); True, the recursion and
     the tree's algorithms wherever they apply; None, the same, but for rigid bodies the

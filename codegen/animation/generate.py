@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..formulation.appell import GibbsAppellMethod
-from ..build.pipeline import generate
+from ..pipeline.build import generate
 from ..description.model import Model
 from .poses import pose_outputs
 

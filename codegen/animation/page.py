@@ -16,7 +16,7 @@ import numpy as np
 
 from ..abi import TEMPLATE_DIR
 from ..emit.render import render
-from ..build.files import write_atomic
+from ..pipeline.files import write_atomic
 from .poses import PREFIX, SEP
 from ..description.shapes import Box, Shape, equivalent_box, name_of
 
@@ -148,6 +148,7 @@ def _check_run(mod, run):
                         f"{type(run).__name__}")
     if len(t) < 1:
         raise ValueError(f"{model}: the run has no output times")
+    _check_times(model, t, x, outputs)
     if mod is not None:
         if np.shape(x)[1:] != (mod.nx,) or list(run.states) != list(mod.states):
             raise ValueError(f"{model}: the run has {np.shape(x)[-1]} states ({', '.join(run.states)}) "
@@ -158,6 +159,33 @@ def _check_run(mod, run):
             raise ValueError(f"{model}: the run lacks the model's outputs {', '.join(missing)}: "
                              f"a run of another model?")
     return model
+
+
+def _check_times(model, t, x, outputs):
+    """The run's times are the page's frames: 1-D, finite and never going back, with one
+    row of states and of each output per time."""
+    try:
+        t = np.asarray(t, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{model}: the run's times must be numbers, got {t!r}") from None
+    if t.ndim != 1:
+        raise ValueError(f"{model}: the run's times must be 1-D, got shape {t.shape}")
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise ValueError(f"{model}: the run's time t[{bad[0]}] = {t[bad[0]]} is not finite: "
+                         f"the page plays finite times")
+    back = np.flatnonzero(np.diff(t) < 0)
+    if back.size:
+        k = back[0] + 1
+        raise ValueError(f"{model}: the run's times go back at t[{k}] = {t[k]:.17g}, after "
+                         f"t[{k - 1}] = {t[k - 1]:.17g}: the page plays times in increasing "
+                         f"order (sort the run, or take it from one simulate)")
+    rows = {"states": np.shape(x)[:1]}
+    rows.update((f"output {name!r}", np.shape(value)[:1]) for name, value in outputs.items())
+    for what, shape in rows.items():
+        if shape != (len(t),):
+            raise ValueError(f"{model}: the run has {len(t)} times but "
+                             f"{shape[0] if shape else 0} rows of {what}: one row per time")
 
 
 def writable(path) -> Path:

@@ -85,7 +85,7 @@ def rhs_batch(n, states, rounds=5):
     model = n_pendulum_on_cart(n)
     mod = generate(GibbsAppellMethod(**model.kwargs), f"batchbench{n}", output_dir=tempfile.mkdtemp())
     vals = model.parameter_values
-    consts = sorted(model.constants, key=str)           # the order of mod.constants
+    consts = list(model.constants)                      # the model's order: mod.constants
     p = np.array([vals[str(c)] for c in consts])
     X = np.random.default_rng(5).uniform(-1, 1, (states, mod.nx))
     r = np.array([0.3])

@@ -104,7 +104,7 @@ def _definitions(targets: Path) -> tuple:
 
 def toolchain() -> Toolchain:
     """What the driver is built with, or Unavailable naming what is missing."""
-    from ..build.compiler import c_compiler, version_line
+    from ..pipeline.compiler import c_compiler, version_line
     cc = c_compiler()
     cxx = (os.environ.get("CXX") or sysconfig.get_config_var("CXX") or "c++").split()[0]
     for what, cmd in (("C", cc), ("C++", cxx)):
@@ -150,8 +150,8 @@ def _render(template: str, **data) -> str:
 
 def peer_object(tc: Toolchain, flags=FLAGS) -> Path:
     """Pinocchio's side compiled with flags, from the cache or compiled into it."""
-    from ..build.cache import cache_root
-    from ..build.files import write_atomic
+    from ..pipeline.cache import cache_root
+    from ..pipeline.files import write_atomic
     source = _render("pinocchio_peer.cpp.j2")
     header = _render("peer.h.j2")
     key = hashlib.sha256("\n".join((source, header, tc.identity(), *flags)).encode())

@@ -74,7 +74,7 @@ if tool in ("ours", "fused"):
     res["formulate"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     mod = generate(ga, f"bench_{name}{n}", output_dir=tempfile.mkdtemp(), force=True,
-                   fused=tool == "fused")
+                   constants=consts, fused=tool == "fused")
     res["generate"] = time.perf_counter() - t0
     assert mod.constants == [str(c) for c in consts]
     out = np.empty(len(x))

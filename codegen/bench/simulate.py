@@ -34,8 +34,8 @@ from typing import NamedTuple
 import numpy as np
 
 from codegen import GibbsAppellMethod, generate
-from codegen.build.compiler import host_flags
-from codegen.build.options import PORTABLE_FLAGS
+from codegen.pipeline.compiler import host_flags
+from codegen.pipeline.options import PORTABLE_FLAGS
 from codegen.examples import n_pendulum_on_cart
 
 

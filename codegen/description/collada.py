@@ -54,7 +54,7 @@ def _transform(node) -> np.ndarray:
     return T
 
 
-def _geometry(mesh, ids, path) -> tuple:
+def _geometry(mesh, ids) -> tuple:
     """(vertices (n, 3), triangles (m, 3)) of a <mesh>."""
     verts = {}
     for v in _children(mesh, "vertices"):
@@ -75,7 +75,7 @@ def _geometry(mesh, ids, path) -> tuple:
         source = ids.get(verts.get(vin[0].get("source", "").lstrip("#")))
         arrays = _children(source, "float_array") if source is not None else []
         if not arrays:
-            raise ValueError(f"mesh file {path}: a {kind}'s vertex positions are missing")
+            raise ValueError(f"a {kind}'s vertex positions are missing")
         xyz = _numbers(arrays[0])
         accessor = source.find(".//{*}accessor")
         step = int(accessor.get("stride", 3)) if accessor is not None else 3
@@ -100,12 +100,13 @@ def _geometry(mesh, ids, path) -> tuple:
     return np.concatenate(positions), np.array(faces, int).reshape(-1, 3)
 
 
-def read_collada(path, data: bytes) -> tuple:
-    """(vertices (n, 3) in metres, triangles (m, 3)) of a COLLADA document."""
+def read_collada(data: bytes) -> tuple:
+    """(vertices (n, 3) in metres, triangles (m, 3)) of a COLLADA document; one it cannot
+    read is a ValueError saying why (codegen.description.shapes.read_mesh names the file)."""
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
-        raise ValueError(f"mesh file {path} is not valid COLLADA XML: {exc}") from None
+        raise ValueError(f"not valid COLLADA XML: {exc}") from None
     ids = {e.get("id"): e for e in root.iter() if e.get("id")}
     unit = root.find("./{*}asset/{*}unit")
     meter = float(unit.get("meter", 1.0)) if unit is not None else 1.0
@@ -118,7 +119,7 @@ def read_collada(path, data: bytes) -> tuple:
     def walk(node, T, depth):
         nonlocal count
         if depth > 64:
-            raise ValueError(f"mesh file {path}: its nodes nest too deep (a cycle?)")
+            raise ValueError("its nodes nest too deep (a cycle?)")
         T = T @ _transform(node)
         for c in node:
             kind = _local(c.tag)
@@ -129,7 +130,7 @@ def read_collada(path, data: bytes) -> tuple:
                     continue
                 key = id(mesh)
                 if key not in cache:
-                    cache[key] = _geometry(mesh, ids, path)
+                    cache[key] = _geometry(mesh, ids)
                 v, f = cache[key]
                 vertices.append(v @ T[:3, :3].T + T[:3, 3])
                 faces.append(f + count)

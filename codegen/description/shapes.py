@@ -18,7 +18,8 @@ import numpy as np
 
 from .collada import read_collada
 
-__all__ = ["Shape", "Box", "Sphere", "Cylinder", "Mesh", "equivalent_box", "read_mesh", "name_of"]
+__all__ = ["Shape", "Box", "Sphere", "Cylinder", "Mesh", "equivalent_box", "read_mesh", "MeshError",
+           "name_of"]
 
 
 def name_of(obj) -> str:
@@ -91,42 +92,88 @@ class Mesh(Shape):
                 "faces": faces.astype(np.uint32)}
 
 
-def read_mesh(path) -> tuple:
-    """(vertices (n, 3), triangles (m, 3)) of an STL, OBJ or COLLADA (.dae) file."""
-    path = Path(path) if path is not None else None
-    if path is None or not path.is_file():
-        raise FileNotFoundError(f"mesh file {path} not found")
-    data = path.read_bytes()
-    suffix = path.suffix.lower()
-    if suffix == ".obj":
-        vertices, faces = [], []
-        for line in data.decode(errors="replace").splitlines():
-            parts = line.split()
+class MeshError(ValueError):
+    """A mesh file that cannot be read: the message names the file and what is wrong."""
+
+
+def _obj(data: bytes) -> tuple:
+    """(vertices, triangles) of a Wavefront OBJ (polygons fanned, 1-based or negative
+    indices); a line it cannot read is a ValueError that names it."""
+    vertices, faces = [], []
+    for n, line in enumerate(data.decode(errors="replace").splitlines(), 1):
+        parts = line.split()
+        try:
             if parts[:1] == ["v"]:
+                if len(parts) < 4:
+                    raise ValueError(f"a vertex has {len(parts) - 1} coordinates, not 3")
                 vertices.append([float(c) for c in parts[1:4]])
             elif parts[:1] == ["f"]:
                 idx = [int(p.split("/")[0]) for p in parts[1:]]
+                if 0 in idx:
+                    raise ValueError("a face names vertex 0 (OBJ counts from 1)")
                 idx = [i - 1 if i > 0 else len(vertices) + i for i in idx]
                 faces += [[idx[0], idx[k], idx[k + 1]] for k in range(1, len(idx) - 1)]
-        vertices, faces = np.array(vertices, float).reshape(-1, 3), np.array(faces, int).reshape(-1, 3)
-    elif suffix == ".stl":
-        count = struct.unpack("<I", data[80:84])[0] if len(data) >= 84 else -1
-        if len(data) == 84 + 50 * count:               # binary
-            rec = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)),
-                                                      ("a", "<u2")]), count=count, offset=84)
-            vertices = rec["v"].reshape(-1, 3).astype(float)
-        else:
-            words = data.decode(errors="replace").split()
-            vertices = np.array([[float(w) for w in words[i + 1:i + 4]]
-                                 for i, w in enumerate(words) if w == "vertex"]).reshape(-1, 3)
-        faces = np.arange(len(vertices)).reshape(-1, 3)
-    elif suffix == ".dae":
-        vertices, faces = read_collada(path, data)
-    else:
-        raise ValueError(f"mesh file {path}: give an .stl, .obj or .dae file")
+        except ValueError as exc:
+            raise ValueError(f"line {n} ({line.strip()[:60]!r}): {exc}") from None
+    return np.array(vertices, float).reshape(-1, 3), np.array(faces, int).reshape(-1, 3)
+
+
+def _stl(data: bytes) -> tuple:
+    """(vertices, triangles) of a binary or ASCII STL; a truncated binary one (its size
+    not what its header counts) or an ASCII vertex that is not 3 numbers is a ValueError."""
+    # a binary STL's triangle count holds a zero byte (below 2**24 triangles), text none
+    if data.lstrip()[:5].lower() == b"solid" and b"\0" not in data:      # ASCII
+        words, vertices = data.decode(errors="replace").split(), []
+        for i, w in enumerate(words):
+            if w == "vertex":
+                try:
+                    vertices.append([float(c) for c in words[i + 1:i + 4]])
+                except ValueError:
+                    raise ValueError(f"vertex {len(vertices)} ({' '.join(words[i + 1:i + 4])!r})"
+                                     f" is not 3 numbers") from None
+                if len(vertices[-1]) != 3:
+                    raise ValueError(f"vertex {len(vertices) - 1} is cut short: the file ends")
+        if len(vertices) % 3:
+            raise ValueError(f"{len(vertices)} vertices are not whole triangles (truncated?)")
+        vertices = np.array(vertices, float).reshape(-1, 3)
+    elif len(data) < 84:
+        raise ValueError(f"{len(data)} bytes: too short for an STL (a binary one has an "
+                         f"84-byte header)")
+    else:                                                                # binary
+        count = struct.unpack("<I", data[80:84])[0]
+        if len(data) != 84 + 50 * count:
+            raise ValueError(f"a binary STL whose header counts {count} triangles "
+                             f"({84 + 50 * count} bytes) has {len(data)} bytes: truncated or "
+                             f"damaged")
+        rec = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)),
+                                                  ("a", "<u2")]), count=count, offset=84)
+        vertices = rec["v"].reshape(-1, 3).astype(float)
+    return vertices, np.arange(len(vertices)).reshape(-1, 3)
+
+
+#: the mesh readers by suffix: bytes -> (vertices (n, 3), triangles (m, 3))
+_READERS = {".obj": _obj, ".stl": _stl, ".dae": read_collada}
+
+
+def read_mesh(path) -> tuple:
+    """(vertices (n, 3), triangles (m, 3)) of an STL, OBJ or COLLADA (.dae) file. A file
+    that is not there is a FileNotFoundError, one that cannot be read a MeshError; both
+    name the file."""
+    path = Path(path) if path is not None else None
+    if path is None or not path.is_file():
+        raise FileNotFoundError(f"mesh file {path} not found")
+    suffix = path.suffix.lower()
+    if suffix not in _READERS:
+        raise MeshError(f"mesh file {path}: give an .stl, .obj or .dae file")
+    try:
+        vertices, faces = _READERS[suffix](path.read_bytes())
+    except (ValueError, IndexError, TypeError, struct.error) as exc:   # the file's fault
+        raise MeshError(f"mesh file {path}: {exc}; export it again (e.g. from MeshLab or "
+                        f"Blender), or give another file") from None
     if not len(faces) or not np.isfinite(vertices).all() or faces.max() >= len(vertices) \
             or faces.min() < 0:
-        raise ValueError(f"mesh file {path} has no valid triangles")
+        raise MeshError(f"mesh file {path} has no valid triangles (none, a coordinate that is "
+                        f"not finite, or a face naming a vertex it does not have)")
     return vertices, faces
 
 

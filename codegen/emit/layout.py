@@ -370,7 +370,7 @@ def inputs_used(inputs: list, statements: list) -> list:
 
 def spread_parts(functions: list, name: str) -> dict:
     """Large functions' parts spread over translation units of about TU_STATEMENTS
-    statements, compiled side by side (codegen.build.compiler): {file name: its parts, as
+    statements, compiled side by side (codegen.pipeline.compiler): {file name: its parts, as
     (function, part)}. Each part records its file; a model whose parts fit in one unit
     keeps them beside their functions.
 

@@ -47,7 +47,7 @@ class Sources:
 def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
          fused: bool) -> Sources:
     """<name>.c and <name>.h from the programs of plan.build_programs; rank_rtol and
-    fused as in codegen.build.options.Options (fused: the runtime compiled into the model's
+    fused as in codegen.pipeline.options.Options (fused: the runtime compiled into the model's
     file, see templates/runtime/cg_fused.c)."""
     c = eom.constraints
     storage = "packed lower triangle" if eom.symmetric else "full, row-major"

@@ -4,9 +4,15 @@
 with the names and order of every array the generated code uses:
 
     x = [q, u]      states, in the order of ``q`` then ``u``
-    p = constants   parameters (default: the free symbols sorted by name)
+    p = constants   parameters (default: the order the model declares, else
+                    the free symbols sorted by name)
     r = specifieds  inputs: functions of time other than q, u (and their
                     time derivatives if the equations contain them)
+
+The default order: the constants and inputs a model declares
+(codegen.description.model.DeclaredOrder: a Model's ``constants`` and
+``specifieds``) first, in its order, then every other one sorted by name; where
+nothing is declared (a plain KanesMethod), all sorted by name.
 
 A model with run-time constraints carries them as :class:`Constraints`; its
 constants then include ``baumgarte_alpha`` (and ``baumgarte_beta`` if any
@@ -87,7 +93,7 @@ class EquationsOfMotion:
     origin: str = ""
     t: sm.Symbol = field(default=t)
     constraints: Constraints = None      # run-time constraints, if any
-    # codegen.formulation.constraints.Intermediate, in order: symbols the expressions use that
+    # codegen.equations.intermediates.Intermediate, in order: symbols the expressions use that
     # the generated code computes first (the dependent speeds and their solve)
     intermediates: list = field(default_factory=list)
     # codegen.equations.tree.Tree: the bodies as a tree for the O(n) solve, or None
@@ -160,10 +166,30 @@ def _refuse_duplicates(items, what):
                          f"of the array must be a different symbol")
 
 
+def _check_symbols(constants, what: str):
+    """Every constant a SymPy Symbol other than time."""
+    bad = [c for c in constants if not isinstance(c, sm.Symbol)]
+    if bad:
+        raise TypeError(f"{what} must be SymPy Symbols, got {bad}")
+    if t in constants:
+        raise ValueError(f"constant {t} is SymPy's time symbol (dynamicsymbols._t): the "
+                         f"equations cannot tell it from time; give it another name")
+
+
+def _declared_first(found, declared, key) -> list:
+    """The default order of an array: the declared entries in their order, then the
+    other found ones sorted by key."""
+    declared = list(dict.fromkeys(declared))
+    return declared + sorted(set(found) - set(declared), key=key)
+
+
 def assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
-             constraints=None, intermediates=(), tree=None, tree_note="") -> EquationsOfMotion:
+             constraints=None, intermediates=(), tree=None, tree_note="", *,
+             declared=None) -> EquationsOfMotion:
     """The neutral equations from their parts on plain symbols: the arrays p and r
-    ordered (constants, specifieds: the user's order, checked, or the default) and
+    ordered (constants, specifieds: the user's order, checked, or the default: the
+    declared order, an object with ``constants`` and ``specifieds`` such as
+    codegen.description.model.DeclaredOrder, then the rest sorted by name) and
     Baumgarte's terms added to the run-time constraints. names: of the states."""
     if len(set(names)) != len(names):
         raise ValueError(f"state names are not unique: {names}")
@@ -176,7 +202,8 @@ def assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
     for e in exprs:
         _inputs_in(e, states, found)
     if specifieds is None:
-        specifieds = sorted(found, key=variable_name)
+        specifieds = _declared_first(found, declared.specifieds if declared else (),
+                                     variable_name)
     else:
         if not isinstance(specifieds, (list, tuple, sm.MatrixBase)):
             raise TypeError(f"specifieds must be a list of functions of time, got {specifieds!r}")
@@ -195,18 +222,14 @@ def assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names, origin,
         free |= e.free_symbols
     free -= states | {t} | {item.symbol for item in intermediates}
     if constants is None:
-        constants = sorted(free, key=str)
+        constants = _declared_first(free, declared.constants if declared else (), str)
+        _check_symbols(constants, "the model's declared constants")
     else:
         if not isinstance(constants, (list, tuple, sm.MatrixBase)):
             raise TypeError(f"constants must be a list of SymPy Symbols, got {constants!r}")
         constants = list(constants)
-        bad = [c for c in constants if not isinstance(c, sm.Symbol)]
-        if bad:
-            raise TypeError(f"constants must be SymPy Symbols, got {bad}")
+        _check_symbols(constants, "constants")
         _refuse_duplicates(constants, "constants")
-        if t in constants:
-            raise ValueError(f"constant {t} is SymPy's time symbol (dynamicsymbols._t): the "
-                             f"equations cannot tell it from time; give it another name")
         # the generator's own constants need not be listed: they come last
         constants += sorted((free & {BAUMGARTE_ALPHA, BAUMGARTE_BETA}) - set(constants), key=str)
         missing = sorted(free - set(constants), key=str)

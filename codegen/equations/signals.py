@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import sympy as sm
 from sympy.core.function import AppliedUndef
-from sympy.physics.vector import Vector
+from sympy.physics.vector import Point, Vector
 
 from .equations_of_motion import EquationsOfMotion, mass_expressions, variable_name
 
@@ -40,6 +40,8 @@ __all__ = ["Signals", "Output", "Event", "Impact", "attach", "potential_energy",
 
 #: the ready outputs by name
 READY = ("kinetic_energy", "potential_energy", "constraint_forces")
+#: SymPy's values that are no number a run could use
+NOT_FINITE = (sm.nan, sm.zoo, sm.oo, -sm.oo)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,16 @@ class _Plain:
                              f"model")
         return expr
 
+    def finite(self, expr, what: str):
+        """expr on plain symbols (as called), refused where it holds nan, zoo or oo:
+        compiled, it would be non-finite at every call and each run would end blaming
+        the equations."""
+        plain = self(expr, what)
+        if plain.has(*NOT_FINITE):
+            raise ValueError(f"{what} is not finite ({sm.sympify(expr)}): give a finite "
+                             f"expression")
+        return plain
+
 
 def _bodies_and_frame(source, what: str):
     bodies = getattr(source, "bodies", None)
@@ -224,7 +236,7 @@ def _outputs(outputs: dict, plain: _Plain, source, eq) -> tuple:
             exprs = list(value)
         else:
             shape, exprs = (), [value]
-        out.append(Output(key, shape, [plain(e, f"output {key!r}") for e in exprs]))
+        out.append(Output(key, shape, [plain.finite(e, f"output {key!r}") for e in exprs]))
     if forces is not None:
         out.append(forces)               # the runtime appends them last (CG_OUTPUT_FORCES)
     return out, forces is not None
@@ -242,6 +254,9 @@ def _impact(key, value, plain: _Plain, source, eq, events: list) -> Impact:
     except (TypeError, ValueError):
         raise TypeError(f"impact {key!r} must be (point, normal or [normals], "
                         f"restitution), got {value!r}") from None
+    if not isinstance(point, Point):
+        raise TypeError(f"impact {key!r}: the contact point must be a sympy.physics.vector "
+                        f"Point, got {point!r}")
     normals = list(normals) if isinstance(normals, (list, tuple)) else [normals]
     if not normals or not all(isinstance(n, Vector) for n in normals):
         raise TypeError(f"impact {key!r}: the normal must be a Vector or a list of Vectors")
@@ -262,6 +277,14 @@ def _impact(key, value, plain: _Plain, source, eq, events: list) -> Impact:
         J.append(row)
         vn.append(v_n)
     e = plain(restitution, f"impact {key!r} (restitution)")
+    if not e.free_symbols:       # a number: checked here; one of the constants, at run time
+        try:
+            value = float(e)
+        except TypeError:
+            value = float("nan")
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"impact {key!r}: the restitution must be a number in [0, 1] (0: "
+                             f"plastic, 1: elastic), got {restitution!r}")
     return Impact(key, J, vn, [e] * len(normals))
 
 
@@ -290,7 +313,8 @@ def _close_loop(eq: EquationsOfMotion, control: dict, source) -> tuple:
                              f"{', '.join(eq.specified_names) or 'none'})")
         laws[r] = law
     plain = _Plain(eq, source, {})
-    laws = {r: plain(law, f"control law of {variable_name(r)}") for r, law in laws.items()}
+    laws = {r: plain.finite(law, f"control law of {variable_name(r)}")
+            for r, law in laws.items()}
     for r, law in laws.items():
         loop = [variable_name(s) for s in laws if law.has(s)]
         if loop:
@@ -327,7 +351,8 @@ def attach(eq: EquationsOfMotion, source, signals: Signals) -> EquationsOfMotion
         eq, laws = _close_loop(eq, control, source)
     plain = _Plain(eq, source, laws)
     outs, forces = _outputs(outputs, plain, source, eq)
-    evs = [Event(_check_name(k, "event"), plain(g, f"event {k!r}")) for k, g in events.items()]
+    evs = [Event(_check_name(k, "event"), plain.finite(g, f"event {k!r}"))
+           for k, g in events.items()]
     imps = [_impact(k, v, plain, source, eq, evs) for k, v in impacts.items()]
     order = {e.name: i for i, e in enumerate(evs)}
     imps.sort(key=lambda i: order[i.event])

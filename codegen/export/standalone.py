@@ -16,13 +16,13 @@ from pathlib import Path
 
 from ..version import __version__
 from ..abi import METHOD_INFO, METHODS, STATUS, STATUS_CODE, method_applies
-from ..build.pipeline import model_sources
-from ..build.cache import sources_key
-from ..build.compiler import compile_library, shared_suffix
+from ..pipeline.build import model_sources
+from ..pipeline.cache import sources_key
+from ..pipeline.compiler import compile_library, shared_suffix
 from ..equations.equations_of_motion import DEFAULTS
 from ..emit.render import RUNTIME_C, TEMPLATE_DIR, render, runtime_sources
-from ..build.files import atomic_path, prepare_dir, write_all
-from ..build.options import Options
+from ..pipeline.files import atomic_path, prepare_dir, write_all
+from ..pipeline.options import Options
 from ..equations.signals import Signals, entry_names
 
 __all__ = ["export_c", "export_fmu", "CS_METHODS"]

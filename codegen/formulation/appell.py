@@ -442,13 +442,9 @@ class GibbsAppellMethod(ConstraintMembers, KanesMethod):
 
     # -- the hand-off to code generation ---------------------------------------------
     def to_equations(self, constants=None, specifieds=None) -> EquationsOfMotion:
-        """The equations as the code generator compiles them (``generate`` calls this):
-        a frozen :class:`codegen.EquationsOfMotion` on plain symbols. State [q,
-        u_independent]; M_r u_i' = F_r with the dependent speeds' solve and the
-        kinematic intermediates kept as named intermediates; the run-time
-        constraints; the bodies' tree for the O(n) solve, if they form one.
-
-        constants, specifieds: the order of the arrays p and r (default: sorted by
-        name; Baumgarte's constants come last). Whether the tree's recursion is
-        used is the code generator's choice (``Options.recursive``)."""
+        """The equations ``generate`` compiles (a frozen :class:`codegen.EquationsOfMotion`):
+        state [q, u_independent], M_r u_i' = F_r, the dependent speeds' solve and kinematic
+        intermediates as named intermediates, the run-time constraints, the bodies' tree.
+        constants, specifieds: the order of p and r (Baumgarte's after them); default: a
+        Model's (its kwargs carry it) then the rest sorted by name, or all sorted by name."""
         return self._handoff().equations(constants, specifieds)

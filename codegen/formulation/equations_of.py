@@ -6,6 +6,7 @@ from __future__ import annotations
 import sympy as sm
 from sympy.physics.vector import dynamicsymbols
 
+from ..description.model import declared_order
 from ..equations.equations_of_motion import EquationsOfMotion, assemble, variable_name
 from ..symbolic.expressions import memo_xreplace, vanishes
 from ..symbolic.simplify import pythagoras
@@ -34,8 +35,11 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
 
     A GibbsAppellMethod hands over its own results (``to_equations``); anything else
     is read through KanesMethod's interface (``q``, ``u``, ``mass_matrix``, ``forcing``,
-    ``kindiffdict()``). constants, specifieds: the order of p and r (default: sorted by
-    name)."""
+    ``kindiffdict()``, ``bodies``). constants, specifieds: the order of p and r; by
+    default the order the model declares for the method's bodies (a Model's
+    ``constants`` and ``specifieds``, carried by ``model.kwargs``: see
+    codegen.description.model.declared_order), then the rest sorted by name, or all
+    sorted by name where nothing is declared (a plain KanesMethod)."""
     if isinstance(method, GibbsAppellMethod):
         return method.to_equations(constants=constants, specifieds=specifieds)
     try:
@@ -70,4 +74,5 @@ def equations_of(method, constants=None, specifieds=None) -> EquationsOfMotion:
     names = [variable_name(s) for s in qt + ut]
     return assemble(q, u, qdot, M, F, symmetric, constants, specifieds, names,
                     f"{type(method).__name__}", None, [], None,
-                    "a KanesMethod-like object (no bodies to see)")
+                    "a KanesMethod-like object (no bodies to see)",
+                    declared=declared_order(getattr(method, "bodies", None)))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import sympy as sm
 
 from .constraints import Prepared, kane_form, project, resolve
+from ..description.model import declared_order
 from ..equations.equations_of_motion import Constraints, EquationsOfMotion, assemble, variable_name
 from ..flexible.body import FlexibleBody
 from .chain_rule import GibbsAppell
@@ -116,7 +117,8 @@ class Formed:
 
     def equations(self, constants=None, specifieds=None) -> EquationsOfMotion:
         """The neutral equations: state [q, u_independent], M_r u_i' = F_r, q' solved,
-        the run-time constraints and the tree (see GibbsAppellMethod.to_equations)."""
+        the run-time constraints and the tree (see GibbsAppellMethod.to_equations); p and
+        r by default in the order a model declares for these bodies (declared_order)."""
         kin = self.kin
         items, Mr, Fr = self.reduced()
         tree, note = self.tree()
@@ -126,4 +128,4 @@ class Formed:
         names = [variable_name(s) for s in list(kin.q) + list(kin.u[:kin.p, :])]
         return assemble(kin.qs, kin.us[:kin.p], kin.qdot, Mr, Fr, True, constants, specifieds,
                         names, ORIGIN, None if raw is None else Constraints(**raw), items,
-                        tree, note)
+                        tree, note, declared=declared_order(self.bodies))

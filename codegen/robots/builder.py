@@ -52,8 +52,8 @@ class RobotModel(Model):
     its angle, where Pinocchio keeps (cos, sin). :meth:`to_pinocchio` and
     :meth:`from_pinocchio` map between the two. The inputs (``specifieds``) are the
     joint torques (forces for prismatic joints) in Pinocchio's v order, without the
-    free-flyer's six: pass ``specifieds=model.specifieds`` to ``generate`` to keep
-    that order (its default sorts them by name).
+    free-flyer's six: ``generate(GibbsAppellMethod(**model.kwargs), name)`` keeps that
+    order, and the constants' (the model declares both, codegen.description.model).
 
     ``potential_energy`` stays zero: gravity's potential, large for a deep tree, is
     written only when :meth:`energy` is called.

@@ -66,8 +66,8 @@ class CompiledModel:
 
     A model pickles as its sources, flags and key, never its shared library:
     unpickled in another process or on another machine, it loads from that
-    side's cache (codegen.build.cache.cache_root) or is compiled there once
-    (codegen.runtime.sweep sends models to Dask workers this way). codegen.build.cache
+    side's cache (codegen.pipeline.cache.cache_root) or is compiled there once
+    (codegen.runtime.sweep sends models to Dask workers this way). codegen.pipeline.cache
     registers this pickling (copyreg) when it loads the first model.
     """
 

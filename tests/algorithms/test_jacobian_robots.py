@@ -10,7 +10,7 @@ import pytest
 
 from codegen import GibbsAppellMethod, generate
 from codegen.algorithms import jacobian as jac
-from codegen.build.pipeline import neutral_equations
+from codegen.pipeline.build import neutral_equations
 from codegen.robots import from_urdf
 from codegen.robots.catalog import example_robot_data
 

@@ -104,7 +104,7 @@ def test_plan_gives_mass_only_to_trees():
     """The mass program: for a tree without run-time constraints only, with fewer
     operations than eval and no speed read (M depends on q alone); eval is q' and F
     where the recursion is the right-hand side and no Jacobian is built."""
-    from codegen.build.pipeline import neutral_equations
+    from codegen.pipeline.build import neutral_equations
     from codegen.algorithms.plan import build_programs
     eq = neutral_equations(GibbsAppellMethod(**ex.n_pendulum_on_cart(4).kwargs), "m4")
     programs = build_programs(eq, 8000, False, False)
@@ -123,8 +123,8 @@ def test_part_files_compile_at_their_level(tmp_path, monkeypatch):
     into the compiles, the cache key and the manifest; its results equal the whole
     build's bit for bit."""
     import codegen.emit.layout as emit
-    from codegen.build.pipeline import model_sources
-    from codegen.build.options import Options
+    from codegen.pipeline.build import model_sources
+    from codegen.pipeline.options import Options
     model = ex.n_pendulum_on_cart(4)
     ga = GibbsAppellMethod(**model.kwargs)
     whole = generate(ga, "parts4", output_dir=tmp_path / "whole", jacobian=False)
@@ -157,8 +157,8 @@ def test_mass_in_the_processors_copies_unless_the_right_hand_side_solves_with_it
 
     import codegen.algorithms.crba as composite
     import codegen.algorithms.plan as plan
-    from codegen.build.pipeline import model_sources
-    from codegen.build.options import Options
+    from codegen.pipeline.build import model_sources
+    from codegen.pipeline.options import Options
     ga = GibbsAppellMethod(**ex.n_pendulum_on_cart(4).kwargs)
     cloned = re.compile(r"CG_CLONES (static )?void m4_mass\(")
 

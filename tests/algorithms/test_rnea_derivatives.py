@@ -17,7 +17,7 @@ from codegen.algorithms import jacobian as jac
 from codegen.algorithms import rnea_derivatives as rd
 from codegen.algorithms.rnea_derivatives_solve import solve_operations
 from codegen.bench.robots import robot_path
-from codegen.build.pipeline import neutral_equations
+from codegen.pipeline.build import neutral_equations
 from codegen.examples import n_pendulum_on_cart, stiff_pendulum
 from codegen.robots import from_urdf
 from codegen.symbolic.expressions import evaluate

@@ -11,7 +11,7 @@ import codegen.emit.trig as trig
 import codegen.algorithms.jacobian as jacobian
 from codegen import GibbsAppellMethod, Options, generate
 from codegen import examples as ex
-from codegen.build.pipeline import model_sources, neutral_equations
+from codegen.pipeline.build import model_sources, neutral_equations
 from codegen.algorithms.plan import build_programs
 from codegen.equations.signals import Signals
 
@@ -67,7 +67,7 @@ def test_slots_are_reused_and_never_clobbered(monkeypatch):
     # values crossing parts (135 on this pendulum)
     monkeypatch.setattr(jacobian, "_analytic_program", lambda *args: None)
     eq = neutral_equations(GibbsAppellMethod(**ex.n_pendulum_on_cart(N).kwargs), "slots",
-                           None, None, Options.recursive, Signals())
+                           None, None, Signals())
     program = build_programs(eq, Options.unrolled_limit, True, False)["jacobian"]
     statements = emit.ordered_statements(program, True)
     plan, last_trig = trig.trig_plan(statements)
@@ -115,7 +115,7 @@ def test_looped_sin_cos_have_slots(monkeypatch):
     (trig.trig_loop) each have a slot, written before any read: the replay finds them."""
     monkeypatch.setattr(emit, "PART_STATEMENTS", 40)
     eq = neutral_equations(GibbsAppellMethod(**ex.n_pendulum_on_cart(N).kwargs), "slots",
-                           None, None, Options.recursive, Signals())
+                           None, None, Signals())
     program = build_programs(eq, Options.unrolled_limit, True, False)["jacobian"]
     statements = emit.ordered_statements(program, True)
     angles = {s for s, n in program.names.items()

@@ -1,7 +1,12 @@
 """Robots from URDF files (codegen.robots) against Pinocchio on the same files.
 
-Three robots are compiled with the default options (session fixture): their rhs,
-inverse dynamics and mass matrix against pin.aba, pin.rnea and pin.crba. Every
+Five robots are compiled with the default options and no order given (session
+fixture: ``generate(GibbsAppellMethod(**model.kwargs), name)``, the model's own order
+of inputs travelling with its kwargs): their rhs, inverse dynamics and mass matrix
+against pin.aba, pin.rnea and pin.crba. The rest of the sixteen robots of
+robot_oracle.SIXTEEN are formed from their kwargs alone and their recursion's program
+run in Python against pin.aba, most of them robots whose joint names do not sort in
+Pinocchio's tree order. Every
 small URDF of example-robot-data is formulated and its recursion's and inverse
 dynamics' programs run in Python against pin.aba and pin.rnea (the larger robots
 are in codegen.bench.robots, which checks the same before timing). Models chosen
@@ -19,23 +24,29 @@ import pytest
 import sympy as sm
 import sympy.physics.mechanics as me
 
-from codegen import GibbsAppellMethod, generate
+from codegen import GibbsAppellMethod, equations_of, generate
+from codegen.pipeline.build import neutral_equations
 from codegen.algorithms.rnea import inverse_program
 from codegen.algorithms.aba import tree_program
 from codegen.robots import URDFError, from_urdf, parse_urdf
-from robot_oracle import (ERD, SHARED, erd, evaluator, pin, pin_dynamics, pin_model,
-                          program_function, random_state, relative_error, shared)
+from robot_oracle import (ERD, SHARED, SIXTEEN, erd, evaluator, pin, pin_dynamics, pin_model,
+                          program_function, random_state, relative_error, robot_path, shared)
 
 # -- compiled: forward dynamics and the mass matrix --------------------------------------
 
+# the joint names of the UR5, the Go2 and Talos do not sort in tree order; the Go2 and
+# Talos are floating, Talos the largest of the sixteen (38 speeds)
 COMPILED = {"iiwa": (lambda: shared("iiwa"), False),
             "ur5": (lambda: erd("ur_description/urdf/ur5_robot.urdf"), False),
-            "solo": (lambda: erd("solo_description/robots/solo.urdf"), True)}
+            "solo": (lambda: erd("solo_description/robots/solo.urdf"), True),
+            "go2": (lambda: robot_path("go2"), True),
+            "talos": (lambda: robot_path("talos"), True)}
 
 
 @pytest.fixture(scope="session")
 def compiled(outdir):
-    """name -> (model, compiled, path) on demand, each built once."""
+    """name -> (model, compiled, path) on demand, each built once, without constants= or
+    specifieds= (the model's order travels with its kwargs)."""
     cache = {}
 
     def get(name):
@@ -44,7 +55,6 @@ def compiled(outdir):
             path = path_of()
             model = from_urdf(path, floating_base=floating)
             mod = generate(GibbsAppellMethod(**model.kwargs), f"urdf_{name}", output_dir=outdir,
-                           specifieds=model.specifieds, constants=model.constants,
                            jacobian=None if name == "ur5" else False)
             cache[name] = (model, mod, path)
         return cache[name]
@@ -62,7 +72,9 @@ def test_compiled_robot_equals_pinocchio(compiled, name):
         assert mod.manifest["solver"].startswith("articulated-body recursion")
     pm = pin_model(path, model.floating_base)
     pd = pm.createData()
-    assert mod.specifieds == [f"tau_{j}" for j in model.joint_names]
+    assert mod.specifieds == [f"tau_{j}" for j in model.joint_names] == \
+        [str(s.func) for s in model.specifieds]
+    assert mod.constants == [str(c) for c in model.constants]
     assert mod.states[len(model.q_ind) - len(model.joint_names):len(model.q_ind)] == \
         [f"q_{j}" for j in model.joint_names]
     p = mod.parameters(model.parameter_values)
@@ -84,6 +96,56 @@ def test_compiled_robot_equals_pinocchio(compiled, name):
             h = 1e-6
             dq = (pin.integrate(pm, q, v * h) - pin.integrate(pm, q, -v * h)) / (2 * h)
             assert np.abs(xdot[:7] - dq[:7]).max() < 1e-7
+
+
+FORMED = sorted(set(SIXTEEN) - set(COMPILED))
+
+
+@pytest.mark.parametrize("name", FORMED)
+def test_formed_from_kwargs_alone_equals_pinocchio(name):
+    """The rest of the sixteen robots, formed as ``generate`` forms them from
+    ``GibbsAppellMethod(**model.kwargs)`` with no constants= or specifieds=: the inputs
+    come in the model's order (Pinocchio's v order, not sorted by name), and the
+    recursion's program, run in Python, gives pin.aba's accelerations at random states."""
+    _, _, floating, options = SIXTEEN[name]
+    path = robot_path(name)
+    model = from_urdf(path, floating_base=floating, **options)
+    eom = neutral_equations(GibbsAppellMethod(**model.kwargs), f"urdf_{name}")
+    assert eom.specified_names == [f"tau_{j}" for j in model.joint_names]
+    assert eom.constant_names == [str(c) for c in model.constants]
+    forward = program_function(tree_program(eom))
+    pm = pin_model(path, floating, mimic=options.get("mimic", True))
+    pd = pm.createData()
+    p = [model.parameter_values[c] for c in eom.constant_names]
+    rng = np.random.default_rng(8)
+    for _ in range(2):
+        x, tau = random_state(model, rng)
+        q, v = model.to_pinocchio(x)
+        full = np.concatenate([np.zeros(6) if floating else [], tau])
+        ours = np.array(forward({"x": x, "p": p, "r": tau})["ud"])
+        assert relative_error(ours, pin.aba(pm, pd, q, v, full)) < 1e-9
+
+
+def test_kanes_method_from_the_same_kwargs_gets_the_same_order(tmp_path):
+    """Joints named against their tree order (z_shoulder above a_elbow): KanesMethod and
+    GibbsAppellMethod made from one model's kwargs hand over its order, and KanesMethod's
+    equations in that order give pin.aba's accelerations."""
+    path = write(tmp_path, LINK.format("base") + LINK.format("upper") + LINK.format("lower")
+                 + joint("z_shoulder", "base", "upper")
+                 + joint("a_elbow", "upper", "lower").replace('0 1 0', '1 0 0'))
+    model = from_urdf(path)
+    order = ["tau_z_shoulder", "tau_a_elbow"]
+    km = me.KanesMethod(**model.kwargs)
+    km.kanes_equations()
+    kane = equations_of(km)
+    assert kane.specified_names == order
+    assert equations_of(GibbsAppellMethod(**model.kwargs)).specified_names == order
+    run = evaluator(kane)
+    pm = pin_model(path)
+    x, tau = random_state(model, np.random.default_rng(2))
+    M, F = run(x, [], tau)
+    q, v = model.to_pinocchio(x)
+    assert relative_error(np.linalg.solve(M, F), pin.aba(pm, pm.createData(), q, v, tau)) < 1e-9
 
 
 def test_jacobian_equals_aba_derivatives(compiled):

@@ -151,7 +151,7 @@ STAGES = [{"version", "errors", "abi", "progress", "symbolic"},
           {"algorithms"},
           {"emit"},
           {"runtime"},
-          {"build"},
+          {"pipeline"},
           {"export", "animation"},
           {"bench", "__main__", ""}]
 #: the one import against the flow: a run's convenience method, imported when it is called

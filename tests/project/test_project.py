@@ -216,3 +216,18 @@ def test_setup_installs_every_package():
                for p in (ROOT / "codegen").rglob("*.py") if "__pycache__" not in p.parts}
     assert folders <= listed, sorted(folders - listed)
     assert {"codegen.algorithms", "codegen.runtime", "codegen.emit"} <= listed
+
+
+def test_every_test_folder_is_collected():
+    """pytest does not descend into folders that match its norecursedirs (build, dist, ...):
+    a test folder so named would pass by never running."""
+    import fnmatch
+    from _pytest.config import get_config
+    config = get_config()
+    config.parse([str(ROOT / "tests")])
+    patterns = config.getini("norecursedirs")
+    assert "build" in patterns
+    folders = [p for p in (ROOT / "tests").rglob("*") if p.is_dir() and "__pycache__" not in p.parts]
+    skipped = [str(p.relative_to(ROOT)) for p in folders
+               if any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)]
+    assert not skipped, skipped

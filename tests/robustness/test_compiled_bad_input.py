@@ -5,7 +5,7 @@ import pytest
 from codegen import BuildError, DynamicsError, GibbsAppellMethod, examples as ex, export_fmu, generate
 
 X = np.array([0.1, 1.2, 0.3, 0.5, -0.4, 2.0])
-P = np.array([9.81, 1.0, 0.5])
+P = np.array([1.0, 0.5, 9.81])          # the rolling disk's m, r, g
 
 
 def test_wrong_lengths(disk):
@@ -63,14 +63,14 @@ def test_non_finite_inputs_are_named(disk):
     with pytest.raises(ValueError, match=r"x is not finite at \['theta'\]"):
         disk.rhs(0.0, bad, P)
     with pytest.raises(ValueError, match=r"p is not finite at \['m'\]"):
-        disk.mass_matrix(0.0, X, [9.81, np.inf, 0.5])
+        disk.mass_matrix(0.0, X, [np.inf, 0.5, 9.81])
     with pytest.raises(ValueError, match="t = nan is not finite"):
         disk.forcing(float("nan"), X, P)
 
 
 def test_singular_mass_matrix_raises(disk):
     with pytest.raises(DynamicsError, match="rolling_disk: the mass matrix is not positive definite at t = 0.0"):
-        disk.rhs(0.0, X, [9.81, 0.0, 0.5])                 # zero mass
+        disk.rhs(0.0, X, [0.0, 0.5, 9.81])                 # zero mass
 
 
 def test_singularity_of_the_equations_raises(disk):

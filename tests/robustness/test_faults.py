@@ -12,7 +12,7 @@ from helpers import one_link_pendulum
 
 
 X = np.array([0.1, 1.2, 0.3, 0.5, -0.4, 2.0])
-P = np.array([9.81, 1.0, 0.5])
+P = np.array([1.0, 0.5, 9.81])          # the rolling disk's m, r, g
 
 
 # -- 1. byte order ------------------------------------------------------------------
@@ -193,7 +193,7 @@ def test_export_c_writes_all_files_or_none(tmp_path):
 def test_a_write_that_fails_midway_leaves_the_older_file(tmp_path):
     """One helper writes every file: a crash mid-write leaves the older file whole and
     no temporary behind."""
-    from codegen.build.files import atomic_path, write_atomic
+    from codegen.pipeline.files import atomic_path, write_atomic
     target = tmp_path / "manifest.json"
     write_atomic(target, "older\n")
     with pytest.raises(RuntimeError, match="crash"):
@@ -242,7 +242,7 @@ def test_overflow_and_singular_kinematics_are_told_apart(tmp_path):
 
 # -- 13. no compiler ----------------------------------------------------------------------------
 def test_no_compiler_is_one_clear_message(tmp_path, monkeypatch):
-    import codegen.build.compiler as compiler
+    import codegen.pipeline.compiler as compiler
     monkeypatch.setattr(compiler, "c_compiler", lambda: "no-such-cc-anywhere")
     with pytest.raises(BuildError, match="no C compiler: looked for 'no-such-cc-anywhere'.*"
                                          "apt-get install build-essential"):

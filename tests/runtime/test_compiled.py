@@ -15,10 +15,10 @@ from scipy.integrate import solve_ivp
 
 import built_models
 from codegen import GibbsAppellMethod, examples as ex, generate, load
-from codegen.build import cache
-from codegen.build.pipeline import model_sources
-from codegen.build.cache import sources_key
-from codegen.build.options import Options
+from codegen.pipeline import cache
+from codegen.pipeline.build import model_sources
+from codegen.pipeline.cache import sources_key
+from codegen.pipeline.options import Options
 
 t = me.dynamicsymbols._t
 
@@ -68,7 +68,7 @@ def test_compiled_equals_sympy(built, name):
 def test_names_and_layout(built):
     model, ga, mod = built["rolling_disk"]
     assert mod.states == ["phi", "theta", "psi", "u1", "u2", "u3"]
-    assert mod.constants == ["g", "m", "r"]
+    assert mod.constants == ["m", "r", "g"]           # the model's declared order
     assert mod.specifieds == []
     _, _, pend = built["pendulum3"]
     assert pend.specifieds == ["F"]
@@ -92,14 +92,14 @@ def disk_energy(model):
     m, r, g = model.constants
     states = model.q_ind + model.u_ind
     E = model.energy()
-    return sm.lambdify([states, [g, m, r]], E.subs(
+    return sm.lambdify([states, [m, r, g]], E.subs(
         {q.diff(): 0 for q in model.q_ind}), "numpy")
 
 
 def test_rolling_disk_conserves_energy(built):
     model, ga, mod = built["rolling_disk"]
     energy = disk_energy(model)
-    p = np.array([9.81, 2.0, 0.3])                  # g, m, r
+    p = np.array([2.0, 0.3, 9.81])                  # m, r, g
     x0 = np.array([0.0, 1.3, 0.0, 0.2, 1.5, 6.0])   # leaning, turning, spinning
     sol = solve_ivp(mod.rhs, (0, 5), x0, args=(p,), rtol=1e-12, atol=1e-12, method="DOP853")
     assert sol.success
@@ -122,7 +122,7 @@ def test_cache_hit_and_miss(outdir, built):
     ga2 = GibbsAppellMethod(**changed.kwargs)
     mod2 = generate(ga2, "rolling_disk", output_dir=outdir)
     assert mod2.key != mod.key
-    x, p = np.array([0.1, 1.0, 0.2, 0.3, 0.4, 0.5]), np.array([9.81, 1.0, 0.5])
+    x, p = np.array([0.1, 1.0, 0.2, 0.3, 0.4, 0.5]), np.array([1.0, 0.5, 9.81])
     assert not np.allclose(mod2.rhs(0, x, p), mod.rhs(0, x, p))
     # load() re-imports the latest from its folder without SymPy work
     assert load(mod2.source_dir).key == mod2.key
@@ -159,7 +159,8 @@ def test_concurrent_generation(tmp_path):
     for p, (so, se) in zip(procs, outs):
         assert p.returncode == 0, se
     assert json.loads(outs[0][0]) == json.loads(outs[1][0])
-    assert not [f for f in os.listdir(tmp_path / "twins") if f.startswith(".")]
+    # no temporary is left behind; .lock is the folder's lock (codegen.pipeline.files.folder_lock)
+    assert not [f for f in os.listdir(tmp_path / "twins") if f.startswith(".") and f != ".lock"]
 
 
 def test_deterministic_sources(tmp_path):
@@ -184,9 +185,10 @@ def test_kane_input_and_lu_path(outdir):
     mod_ga = generate(ga, "sleigh_ga", output_dir=outdir)
     # Kane's state carries the dependent speed u3: make it consistent (u3 = 0)
     x = np.array([0.3, -0.2, 0.7, 0.9, 1.1])
-    p = np.array([0.4, 1.3, 2.0])                   # I_zz, a, m sorted by name
     xk = np.concatenate([x, [0.0]])
-    assert mod.constants == mod_ga.constants
+    # the same kwargs declare the model's order to both formulations
+    assert mod.constants == mod_ga.constants == ["m", "a", "I_zz"]
+    p = mod.parameters(I_zz=0.4, a=1.3, m=2.0)
     ours, theirs = mod_ga.rhs(0, x, p), mod.rhs(0, xk, p)
     assert np.allclose(ours, theirs[:5], rtol=1e-12)
 
@@ -218,8 +220,8 @@ def test_tree_unrolled_and_loop_solves_agree(outdir):
 
 def test_host_tuned_flags(outdir):
     """host_flags() (opt-in -march=native) builds a separate, equivalent module."""
-    from codegen.build.compiler import host_flags
-    from codegen.build.options import PORTABLE_FLAGS
+    from codegen.pipeline.compiler import host_flags
+    from codegen.pipeline.options import PORTABLE_FLAGS
     model = ex.n_pendulum_on_cart(3)
     ga = GibbsAppellMethod(**model.kwargs)
     portable = generate(ga, "pendulum3_flags", output_dir=outdir)

@@ -163,7 +163,7 @@ LAW_SIZES = ((1, 10), (2, 5), (3, 1), (2, 7))
 def _laws(folder, flags):
     """The feedback laws function.j2 writes for LAW_SIZES, built with flags."""
     from codegen.abi import FUNCTIONS, RUNTIME_DIR
-    from codegen.build.compiler import compile_library
+    from codegen.pipeline.compiler import compile_library
     from codegen.emit.render import environment
     laws = [dict(symbol=f"law_{nr}_{nx}", signature=FUNCTIONS["feedback"].signature, nr=nr,
                  nx=nx, comment="") for nr, nx in LAW_SIZES]

@@ -13,10 +13,10 @@ import pytest
 
 from codegen import CacheError, GibbsAppellMethod, abi, examples as ex, generate, load
 from codegen.abi import ABI_VERSION, METHODS, STATUS
-from codegen.build.compiler import compile_library
+from codegen.pipeline.compiler import compile_library
 from codegen.abi import RUNTIME_DIR
 from codegen.emit.render import cython_contract
-from codegen.build.files import sha256
+from codegen.pipeline.files import sha256
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -217,7 +217,7 @@ def test_stages_are_values_without_cycles():
     with pytest.raises(dataclasses.FrozenInstanceError):
         eq.tree = None
     code = ("import sys, codegen.formulation.appell, codegen.equations.equations_of_motion, codegen.algorithms.plan, codegen.emit.sources, "
-            "codegen.build.pipeline, codegen.build.cache, codegen.build.compiler, codegen.export.standalone, codegen.__main__\n"
+            "codegen.pipeline.build, codegen.pipeline.cache, codegen.pipeline.compiler, codegen.export.standalone, codegen.__main__\n"
             "assert 'codegen.runtime._runtime' not in sys.modules, 'the runtime was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 

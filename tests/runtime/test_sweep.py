@@ -129,7 +129,7 @@ def test_bad_input_is_refused_before_sending(pendulum):
 def test_the_model_pickles_as_sources(pendulum, tmp_path, monkeypatch):
     """Unpickled in a process with another cache: built there from the sources, then
     loaded from that cache; the shared library never travels."""
-    from codegen.build import cache
+    from codegen.pipeline import cache
     _, mod, p = pendulum
     payload = pickle.dumps(mod)
     assert mod.manifest["extension"].encode() not in payload or b"\x7fELF" not in payload

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from codegen import Options
-from codegen.build.compiler import compile_library
+from codegen.pipeline.compiler import compile_library
 from codegen.abi import RUNTIME_DIR
 from codegen.emit.layout import function_data
 from codegen.emit.render import environment

@@ -96,7 +96,7 @@ _SOURCES = """
 import hashlib, sys
 import codegen.emit.layout as emit
 from codegen import GibbsAppellMethod, examples as ex
-from codegen.build.pipeline import model_sources
+from codegen.pipeline.build import model_sources
 emit.PART_LIMIT, emit.PART_STATEMENTS, emit.TU_STATEMENTS = 40, 25, 60
 eq, src = model_sources(GibbsAppellMethod(**ex.n_pendulum_on_cart(6).kwargs), "det6")
 assert len(src.c_files) > 2, src.c_files       # the parts in units of their own
@@ -179,7 +179,7 @@ def test_composite_mass_matrix_equals_kanes(make, monkeypatch):
     the programs of a tree above plan.COMPARE_LIMIT speeds leaves the formulation's
     symbolic M unformed, and without a Jacobian eval is q' and F, M by the mass program."""
     import codegen.algorithms.plan as plan
-    from codegen.build.pipeline import neutral_equations
+    from codegen.pipeline.build import neutral_equations
     from codegen.algorithms.crba import composite_programs
     monkeypatch.setattr(plan, "COMPARE_LIMIT", 0)
     model = make()
@@ -220,7 +220,7 @@ def test_mass_columns_equal_kanes(make):
     """The large tree's mass function, a loop over M's columns (composite inertias and
     forces once, accelerations outward per column), run column by column as emitted:
     KanesMethod's M at two random states to 1e-12; O(n) statements."""
-    from codegen.build.pipeline import neutral_equations
+    from codegen.pipeline.build import neutral_equations
     from codegen.algorithms.crba import mass_columns_program
     model = make()
     eq = neutral_equations(GibbsAppellMethod(**model.kwargs), "columns")
@@ -240,7 +240,7 @@ def test_mass_columns_of_a_branched_tree():
     """The humanoid (rigid bodies, branches: zeros between limbs): the looped mass
     program's M equals the straight-line composite program's (itself checked against
     KanesMethod above and pin.crba in test_mass), the zeros between branches exact."""
-    from codegen.build.pipeline import neutral_equations
+    from codegen.pipeline.build import neutral_equations
     from codegen.algorithms.crba import composite_programs, mass_columns_program
     model = ex.humanoid()
     eq = neutral_equations(GibbsAppellMethod(**model.kwargs), "columns_h")

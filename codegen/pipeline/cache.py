@@ -16,7 +16,7 @@ once, with the package (codegen.runtime._runtime), so a new model costs one smal
 compile, a direct call of the C compiler.
 
 The key (``equations_key``) is taken on the formed, checked neutral equations
-(codegen.build.fingerprint), before the common-subexpression elimination and the
+(codegen.pipeline.fingerprint), before the common-subexpression elimination and the
 emission, which are most of a warm build's time: a cache hit forms the model and
 nothing after. It hashes, besides the equations with their outputs, events, impacts
 and control laws, the model's name, the options (codegen.Options), the runtime's ABI
@@ -26,7 +26,7 @@ SymPy, NumPy, Jinja2 and Python. Before a library is loaded its hash is checked
 against the manifest: a damaged or truncated file is rebuilt by ``generate`` and
 named by ``load``, never handed to the dynamic loader.
 
-Every file is written atomically (codegen.build.files) and each build compiles in a
+Every file is written atomically (codegen.pipeline.files) and each build compiles in a
 private temporary folder; putting a build in place and loading a folder's model hold
 the folder's lock (exclusive, shared), so a reader never sees half a model and two
 processes building into one folder, the same model or two different ones under one
@@ -118,7 +118,7 @@ def _key(parts, options: Options) -> str:
 
 def equations_key(eq, name: str, options: Options) -> str:
     """The cache's key of a model: SHA-256 of its formed neutral equations
-    (codegen.build.fingerprint), its name, the code generator (_generator_digest) and the
+    (codegen.pipeline.fingerprint), its name, the code generator (_generator_digest) and the
     build's parts (_key), known before the CSE and the emission. A mass matrix formed on
     first use (symbolic.LazyMatrix: a tree's, which the build may never read) enters by
     its shape only, so that taking the key does not form it; where the build read it,

@@ -14,13 +14,13 @@ import sympy as sm
 import sympy.physics.mechanics as me
 
 import codegen.algorithms.plan as plan
-import codegen.build.pipeline as pipeline
+import codegen.pipeline.build as pipeline
 from codegen import GibbsAppellMethod, examples as ex, generate, load
-from codegen.build import cache
-from codegen.build.cache import equations_key, portable_payload
-from codegen.build.fingerprint import fingerprint
-from codegen.build.options import Options
-from codegen.build.pipeline import neutral_equations
+from codegen.pipeline import cache
+from codegen.pipeline.cache import equations_key, portable_payload
+from codegen.pipeline.fingerprint import fingerprint
+from codegen.pipeline.options import Options
+from codegen.pipeline.build import neutral_equations
 from codegen.equations.signals import Signals
 from codegen.errors import CacheError
 
@@ -122,7 +122,7 @@ def test_the_generator_digest_reads_the_code_generator(monkeypatch):
     monkeypatch.setattr(pathlib.Path, "read_bytes", recording)
     digest = cache._generator_digest.__wrapped__()
     assert {"codegen/programs/cse.py", "codegen/algorithms/plan.py", "codegen/emit/sources.py",
-            "codegen/build/fingerprint.py", "codegen/version.py",
+            "codegen/pipeline/fingerprint.py", "codegen/version.py",
             "templates/model/model.c.j2", "templates/model/function.j2"} <= set(read)
     monkeypatch.setattr(sm, "__version__", sm.__version__ + ".changed")
     assert cache._generator_digest.__wrapped__() != digest
@@ -132,9 +132,9 @@ _SOURCES = textwrap.dedent("""
     import hashlib, json, sys
     import sympy as sm
     from codegen import GibbsAppellMethod, examples as ex
-    from codegen.build.cache import equations_key
-    from codegen.build.options import Options
-    from codegen.build.pipeline import model_sources
+    from codegen.pipeline.cache import equations_key
+    from codegen.pipeline.options import Options
+    from codegen.pipeline.build import model_sources
     sm.symbols(f"junk0:{sys.argv[1]}", cls=sm.Dummy)
     out = {}
     for name in ("dumbbell", "four_bar", "rolling_disk"):
@@ -220,7 +220,7 @@ def test_the_fingerprint_is_of_structure():
 _CLASH = textwrap.dedent("""
     import json, pickle, sys, time
     import numpy as np
-    import codegen.build.cache as cache
+    import codegen.pipeline.cache as cache
     from codegen import GibbsAppellMethod, examples as ex, generate
     from codegen.errors import CacheError
     which, folder = sys.argv[1], sys.argv[2]

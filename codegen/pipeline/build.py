@@ -1,14 +1,14 @@
 """The pipeline of a compiled model: form, check, program, emit, then build and load.
 
 ``model_sources`` goes from a formed model to its C sources (nothing is
-written); ``generate`` adds the key, the cache look-up and the build
-(codegen.build.cache), and returns the loaded model. The compiler is in
-codegen.build.compiler, the atomic writes in codegen.build.files, the names' checks in
-codegen.build.names.
+written); ``generate`` forms the model, takes its key and looks it up in the cache
+(codegen.pipeline.cache) before the CSE and the emission, which only a miss runs, then
+builds and returns the loaded model. The compiler is in codegen.pipeline.compiler, the
+atomic writes in codegen.pipeline.files, the names' checks in codegen.pipeline.names.
 """
 from __future__ import annotations
 
-from .cache import cached, install, load, model_fields, sources_key
+from .cache import cached, equations_key, install, load, mass_digest, model_fields
 from .compiler import host_flags
 from ..emit.sources import emit
 from ..equations.equations_of_motion import EquationsOfMotion
@@ -20,8 +20,8 @@ from .options import PORTABLE_FLAGS, Options
 from ..progress import Stages
 from ..equations.signals import Signals, attach
 
-__all__ = ["generate", "model_sources", "neutral_equations",
-           # importable from here as before their moves to codegen.build.cache and codegen.build.compiler
+__all__ = ["generate", "model_sources", "neutral_equations", "equations_sources",
+           # importable from here as before their moves to codegen.pipeline.cache and codegen.pipeline.compiler
            "load", "host_flags", "PORTABLE_FLAGS"]
 
 
@@ -37,6 +37,19 @@ def neutral_equations(eom, name: str, constants=None, specifieds=None,
     return attach(eq, eom, signals)
 
 
+def equations_sources(eq: EquationsOfMotion, name: str, options: Options = Options(),
+                      stages: Stages = None):
+    """The Sources of neutral equations (neutral_equations'): the plan and its CSE, then
+    the emission; stages (codegen.progress.Stages) reports CSE and emitting."""
+    stages = stages or Stages(False)
+    with stages("CSE"):
+        eq = planned_equations(eq, options.recursive)
+        programs = build_programs(eq, options.unrolled_limit, options.jacobian,
+                                  options.parameter_jacobian, options.recursive)
+    with stages("emitting"):
+        return emit(programs, eq, name, options.rank_rtol, options.fused)
+
+
 def model_sources(eom, name: str, constants=None, specifieds=None,
                   options: Options = Options(), stages: Stages = None,
                   signals: Signals = Signals()) -> tuple:
@@ -45,13 +58,7 @@ def model_sources(eom, name: str, constants=None, specifieds=None,
     stages = stages or Stages(False)
     with stages("forming"):
         eq = neutral_equations(eom, name, constants, specifieds, signals)
-    with stages("CSE"):
-        eq = planned_equations(eq, options.recursive)
-        programs = build_programs(eq, options.unrolled_limit, options.jacobian,
-                                  options.parameter_jacobian, options.recursive)
-    with stages("emitting"):
-        sources = emit(programs, eq, name, options.rank_rtol, options.fused)
-    return eq, sources
+    return eq, equations_sources(eq, name, options, stages)
 
 
 def generate(eom, name: str, constants=None, specifieds=None, output_dir="generated",
@@ -70,9 +77,14 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         A C identifier of at most 64 characters; names the files, the C
         functions and the folder.
     constants : list of Symbols, optional
-        The order of p. Default: the equations' free symbols sorted by name.
+        The order of p. Default: the order the model declares, where eom was made
+        from a Model's kwargs (``GibbsAppellMethod(**model.kwargs)`` or a formed
+        ``KanesMethod(**model.kwargs)``: ``model.constants``, then any other
+        constant sorted by name); where nothing is declared (a method built from
+        its own arguments), the equations' free symbols sorted by name.
     specifieds : list of functions of time, optional
-        The order of r. Default: the functions of time that are not states
+        The order of r. Default: as for constants, ``model.specifieds`` where a
+        Model declares them; otherwise the functions of time that are not states
         (and their derivatives, named ``<f>_d``), sorted by name.
     output_dir : path
         Parent folder; the model goes to ``output_dir/name/``.
@@ -80,8 +92,8 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
         Rebuild even if the cache has this model.
     flags, rank_rtol, recursive, unrolled_limit, fused, jacobian, parameter_jacobian
         The code-generation options, with the defaults of
-        :class:`codegen.build.options.Options`; flags default to ``PORTABLE_FLAGS``,
-        ``codegen.build.compiler.host_flags()`` adds -march=native.
+        :class:`codegen.pipeline.options.Options`; flags default to ``PORTABLE_FLAGS``,
+        ``codegen.pipeline.compiler.host_flags()`` adds -march=native.
     progress : bool or codegen.progress.Stages
         Print each stage as it finishes, with its time (forming, CSE, emitting,
         compiling), on stderr (or through the given Stages).
@@ -127,13 +139,16 @@ def generate(eom, name: str, constants=None, specifieds=None, output_dir="genera
     if options.budget is not None:
         stages.budget, stages.what = options.budget, f"generating model {name!r}"
     signals = Signals(outputs or {}, events or {}, impacts or {}, control or {})
-    eq, sources = model_sources(eom, name, constants, specifieds, options, stages, signals)
+    with stages("forming"):
+        eq = neutral_equations(eom, name, constants, specifieds, signals)
+    # the key is the formed model's, so that a hit skips the CSE and the emission
+    key = equations_key(eq, name, options)
     target = prepare_dir(output_dir, name)
-    key = sources_key(sources, options)
     if not force:
-        hit = cached(target, key)
+        hit = cached(target, key, mass=lambda: mass_digest(eq, form=True))
         if hit is not None:
             stages.line(f"{'cached':<12}{target}")
             return hit
+    sources = equations_sources(eq, name, options, stages)
     return install(target, name, key, sources.files, sources.c_files, options.flags,
                    model_fields(eq, sources, options), stages, sources.file_flags)

@@ -1,3 +1,0 @@
-"""From formed model to loaded module: the pipeline (``generate``), the options, the cache with
-its content-hash key, the C compiler, atomic files and the names' checks.
-"""
