@@ -33,7 +33,8 @@ def test_ci_runs_the_readme_test_command():
 # -- the documentation, block by block, as scripts --------------------------------------------
 #: what a block may import beyond the base install, and the extra that brings it
 EXTRAS = {"scipy": "test", "pinocchio": "bench", "dask": "distributed",
-          "distributed": "distributed", "matplotlib": "plot", "fmpy": "test", "mujoco": "bench"}
+          "distributed": "distributed", "matplotlib": "plot", "fmpy": "test", "mujoco": "bench",
+          "casadi": "casadi"}
 
 
 def _blocks() -> list:
