@@ -102,16 +102,16 @@ def show(args) -> int:
 
 
 def _compile_and_run(model, args, stages, animated: bool, samples: int):
-    """(ga, mod, p, x0, r, method, run): the model generated (with its animation outputs,
-    its own outputs and T, V if animated) and simulated for args.seconds at samples output times."""
+    """(ga, mod, p, x0, r, method, run): the model generated with its energy as outputs T and
+    V (evaluated in C, for the drift), and its own and animation outputs if animated, and
+    simulated for args.seconds at samples output times."""
     from .pipeline.build import generate
 
     ga = GibbsAppellMethod(**model.kwargs)
-    outputs = None
+    outputs = {"T": "kinetic_energy", "V": model.potential_energy}
     if animated:
         from .animation import pose_outputs
-        outputs = {**model.outputs, **pose_outputs(model), "T": "kinetic_energy",
-                   "V": model.potential_energy}
+        outputs = {**model.outputs, **pose_outputs(model), **outputs}
     try:
         mod = generate(ga, model.name, output_dir=args.out_dir, progress=stages,
                        outputs=outputs)
@@ -189,10 +189,7 @@ def build(args) -> int:
     for _ in range(calls):
         mod.rhs(0.0, x0, p, r, out)
     per_call = (time.perf_counter() - t0) / calls
-    consts = sorted(model.constants, key=str)
-    energy = sm.lambdify([list(ga.state), consts], ga.to_state(model.energy()), "numpy")
-    pc = [p[mod.constants.index(str(c))] for c in consts]
-    E = np.array([energy(x, pc) for x in res.x])
+    E = np.asarray(res.outputs["T"]) + np.asarray(res.outputs["V"])
     settings = ("dt = 1 ms" if METHOD_INFO[method].fixed_step else "rtol = atol = 1e-10")
     print(f"model        {model.name}: {mod.nq} coordinates, {mod.nu} speeds")
     print(f"code         {mod.source_dir} ({model.name}.c, {model.name}.h)")

@@ -42,7 +42,7 @@ import numpy as np
 
 from codegen.errors import CacheError, ConvergenceError, DynamicsError
 from codegen.runtime.results import BatchResult, SimulationResult
-from codegen.runtime.run_arguments import (DEFAULT_MAX_EVENTS, ControllerGuard, checked_reset,
+from codegen.runtime.run_arguments import (DEFAULT_MAX_EVENTS, ControllerGuard, checked_reset, count,
                                            event_settings, feedback, method_error,
                                            reset_never_called, restitution_error, t_eval_error)
 from codegen.equations.signals import shapes_of
@@ -677,8 +677,6 @@ cdef class Dynamics:
         default every dt (the fixed-step methods: rk4, ali3p) or 101 points."""
         if method not in METHODS:
             raise ValueError(method_error(self.name, method, METHODS))
-        if max_steps < 1:
-            raise ValueError(f"{self.name}: max_steps must be at least 1, got {max_steps}")
         cdef int properties = cg_method_properties(METHODS[method])
         if properties & CG_TOLERANCES and not (0 < rtol and isfinite(rtol)
                                                and 0 < atol and isfinite(atol)):
@@ -711,9 +709,9 @@ cdef class Dynamics:
         return t0, t1, t_eval
 
     def simulate(self, t_span, x0, p, r=None, str method="dopri5", double rtol=1e-8,
-                 double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS,
+                 double atol=1e-8, dt=None, t_eval=None, max_steps=CG_MAX_STEPS,
                  bint hold=True, progress=False, events=None, reset=None,
-                 long max_events=DEFAULT_MAX_EVENTS, controller=None, x_ref=None,
+                 max_events=DEFAULT_MAX_EVENTS, controller=None, x_ref=None,
                  controller_data=None):
         """Integrate from t_span[0] to t_span[1] in C; returns a SimulationResult.
 
@@ -789,9 +787,9 @@ cdef class Dynamics:
           dense_output or vectorized (the adaptive methods choose their first step;
           dt is the fixed-step methods' step); max_steps bounds the steps.
         """
-        t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
-        if max_events < 1:
-            raise ValueError(f"{self.name}: max_events must be at least 1, got {max_events}")
+        cdef long steps_bound = count(self.name, "max_steps", max_steps)
+        cdef long events_bound = count(self.name, "max_events", max_events)
+        t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, steps_bound)
         x0 = self._vector(x0, self.nx, "x0").copy()
         p = self._vector(p, self.np, "p")
         K, xref, address, data, keep = feedback(self.name, self.nx, self.nr, controller, x_ref,
@@ -848,7 +846,7 @@ cdef class Dynamics:
                                            float(dt) if dt is not None else 0.0)
         if code:
             self._fail(code, t0, x0, p, r0)
-        self.rt.integrator_set(s, max_steps, 1 if hold else 0, PAUSE_STEPS)
+        self.rt.integrator_set(s, steps_bound, 1 if hold else 0, PAUSE_STEPS)
         bar = _progress_bar(self.name, t0, t1) if progress else None
         cdef Py_ssize_t k, done = 0
         cdef long steps = 0, rejected = 0, nfev = 0
@@ -878,7 +876,7 @@ cdef class Dynamics:
                 x_k = xv + k * nx if k < n_out else <double *>cnp.PyArray_DATA(x_end)
                 while True:
                     with nogil:
-                        code = _advance(self.rt, s, t_k, x_k, &log, max_events,
+                        code = _advance(self.rt, s, t_k, x_k, &log, events_bound,
                                         impacts, has_impact, sv)
                     if bar is not None:
                         self.rt.integrator_stats(s, &steps, &rejected, &nfev, &t_now)
@@ -1052,8 +1050,8 @@ cdef class Dynamics:
         return A
 
     def simulate_batch(self, t_span, X0, P, R=None, str method="dopri5", double rtol=1e-8,
-                       double atol=1e-8, dt=None, t_eval=None, long max_steps=CG_MAX_STEPS,
-                       events=None, long max_events=DEFAULT_MAX_EVENTS, controller=None,
+                       double atol=1e-8, dt=None, t_eval=None, max_steps=CG_MAX_STEPS,
+                       events=None, max_events=DEFAULT_MAX_EVENTS, controller=None,
                        x_ref=None, controller_data=None):
         """Many simulations in C over both cores (OpenMP), without the GIL.
 
@@ -1079,9 +1077,9 @@ cdef class Dynamics:
         threads at once; if its Python body raises, every run ends and the
         exception is raised).
         """
-        t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, max_steps)
-        if max_events < 1:
-            raise ValueError(f"{self.name}: max_events must be at least 1, got {max_events}")
+        cdef long steps_bound = count(self.name, "max_steps", max_steps)
+        cdef long events_bound = count(self.name, "max_events", max_events)
+        t0, t1, t_eval = self._run_args(method, t_span, dt, t_eval, rtol, atol, steps_bound)
         X0 = self._floats(X0, "X0")
         if X0.ndim != 2 or X0.shape[1] != self.nx:
             raise ValueError(f"{self.name}: X0 must have shape (N, {self.nx}), got {X0.shape}")
@@ -1183,7 +1181,7 @@ cdef class Dynamics:
                                           &pv[i, 0] if np_ else &_EMPTY[0], nr_table, &t_table[0],
                                           &rv[i, 0], rtol, atol, h)
                 if code == 0:
-                    rt.integrator_set(s, max_steps, 1, PAUSE_STEPS)
+                    rt.integrator_set(s, steps_bound, 1, PAUSE_STEPS)
                     if Kp != NULL or fn != NULL:
                         code = rt.integrator_control(s, Kp, xrp, fn, fdata)
                     if n_ev and code == 0:
@@ -1197,7 +1195,7 @@ cdef class Dynamics:
                         t_k = tv[k] if k < m else end
                         x_k = &ov[i, k, 0] if k < m else sbase + tid * width + nx + 1
                         while True:
-                            code = _advance(rt, s, t_k, x_k, &logs[i], max_events,
+                            code = _advance(rt, s, t_k, x_k, &logs[i], events_bound,
                                             True, has_impact, sbase + tid * width)
                             if code != CG_PAUSED:
                                 break

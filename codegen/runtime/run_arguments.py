@@ -21,12 +21,13 @@ Feedback (``controller=``), evaluated in C at every right-hand side of the run:
 from __future__ import annotations
 
 import ctypes
+import numbers
 import sys
 import threading
 
 import numpy as np
 
-__all__ = ["event_settings", "feedback", "checked_reset", "DEFAULT_MAX_EVENTS", "t_eval_error",
+__all__ = ["event_settings", "feedback", "checked_reset", "DEFAULT_MAX_EVENTS", "t_eval_error", "count",
            "ControllerGuard", "restitution_error", "method_error", "reset_never_called"]
 
 #: the events a run records before it ends (status CG_MAX_EVENTS), unless max_events says
@@ -193,6 +194,16 @@ def checked_reset(model: str, reset, event: str, t: float, x, p, nx: int, residu
                              f"state off the constraints (max residual {res.max():.3g}, allowed "
                              f"{tol:.1e}): project it (mod.project)")
     return np.ascontiguousarray(x_new)
+
+
+def count(model: str, what: str, value) -> int:
+    """A run's bound given as a number of steps or events: a whole number of at least 1 (a
+    fraction is refused rather than truncated)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{model}: {what} must be a whole number, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{model}: {what} must be at least 1, got {value}")
+    return int(value)
 
 
 def t_eval_error(model: str, t_eval, t0: float, t1: float) -> str:

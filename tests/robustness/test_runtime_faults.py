@@ -354,3 +354,18 @@ def test_outputs_times_must_match_the_states(rooted):
                                          r"got shape \(3,\)"):
         mod.outputs([0.0, 1.0, 2.0], np.ones((2, 2)), p)
     assert mod.outputs([0.0, 1.0], np.ones((2, 2)), p)["q"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("what", ["max_steps", "max_events"])
+def test_bounds_are_whole_numbers(ball, what):
+    """A bound on steps or events is a count: a fraction is refused, not truncated, and
+    a NumPy integer is one."""
+    mod, p = ball
+    x0 = np.array([1.0, 0.0])
+    with pytest.raises(TypeError, match=rf"{what} must be a whole number, got 2.5"):
+        mod.simulate((0, 1), x0, p, **{what: 2.5})
+    with pytest.raises(TypeError, match=rf"{what} must be a whole number"):
+        mod.simulate_batch((0, 1), x0[None, :], p[None, :], **{what: 2.5})
+    with pytest.raises(ValueError, match=rf"{what} must be at least 1, got 0"):
+        mod.simulate((0, 1), x0, p, **{what: 0})
+    assert mod.simulate((0, 1), x0, p, **{what: np.int64(100000)}).success
