@@ -160,6 +160,9 @@ def _equations_like(mod, eom):
         raise ValueError(f"model {mod.name!r}: eom's constants {eq.constant_names} and inputs "
                          f"{eq.specified_names} are not the module's {mod.constants}, "
                          f"{mod.specifieds}")
+    if list(eq.constant_names) == list(mod.constants) and \
+            list(eq.specified_names) == list(mod.specifieds):
+        return eq                 # the usual case: the module kept the equations' order
     return neutral_equations(eom, mod.name, [by_name[c] for c in mod.constants],
                              [spec[s] for s in mod.specifieds])
 

@@ -547,6 +547,22 @@ cdef class Dynamics:
         return {self.event_names[k]: float(e[self.m.impact_start[k]])
                 for k in range(self.ne) if self.impact_events[k]}
 
+    def check_restitutions(self, p, events=None, x=None, double t=0.0, r=None,
+                           str where=""):
+        """Refuse, before a run, a restitution outside [0, 1] of an impact a run with these
+        events would apply (a terminal event's), with the constants p (at (t, x), zero by
+        default): a ValueError names the impact, its value and the constants it comes from,
+        after where."""
+        ev_index, _, ev_term = event_settings(self.name, self.event_names, self.impact_events,
+                                              events)
+        if not self.m.nj:
+            return
+        x = np.zeros(self.nx) if x is None else self._vector(x, self.nx, "x")
+        p = self._vector(p, self.np, "p")
+        r = self._specified(t, x, r) if self.nr or r is not None else None
+        self._check_restitution(t, x, p, r, [ev_index[j] for j in range(len(ev_index))
+                                             if ev_term[j]], where)
+
     cdef object _restitution_values(self, double t, x, p, r):
         """The impacts' e, one per contact row (the model's impacts function)."""
         cdef Py_ssize_t nj = self.m.nj

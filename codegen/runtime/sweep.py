@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..abi import CONSTANTS, STATUS, STATUS_CODE
-from .run_arguments import DEFAULT_MAX_EVENTS, event_settings, restitution_error
+from .run_arguments import DEFAULT_MAX_EVENTS
 
 __all__ = ["sweep", "SweepResult", "REDUCE_FAILED", "REDUCTIONS"]
 
@@ -291,19 +291,13 @@ def sweep(model, t_span, X0=None, P=None, R=None, *, method: str = "dopri5",
 
 def _check_restitutions(model, P, events) -> None:
     """Every distinct row of P gives the impacts the runs apply (terminal, with an
-    impact) a restitution in [0, 1], else ValueError naming the row (before any run)."""
-    impacts = tuple(model.dynamics.impact_events)
-    if not any(impacts):
-        return
-    index, _, terminal = event_settings(model.name, tuple(model.event_names), impacts, events)
-    struck = {model.event_names[k] for k, term in zip(index, terminal) if term and impacts[k]}
-    if not struck:
+    impact) a restitution in [0, 1], else ValueError naming the row and the constants it
+    comes from (Dynamics.check_restitutions, before any run)."""
+    if not any(model.dynamics.impact_events):
         return
     rows, first = np.unique(P, axis=0, return_index=True)
     for row, i in zip(rows, first):
-        for event, e in model.restitutions(row).items():
-            if event in struck and not 0.0 <= e <= 1.0:
-                raise ValueError(restitution_error(model.name, event, e, [], f"P row {i}: "))
+        model.dynamics.check_restitutions(row, events, where=f"P row {i}: ")
 
 
 def restore_environ(environ: dict) -> None:

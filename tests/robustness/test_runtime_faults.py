@@ -144,7 +144,7 @@ def test_restitution_outside_0_1_is_refused_at_run_time(ball):
             mod.impact("floor", 0.0, [0.0, -1.0], pe)
         with pytest.raises(ValueError, match="row 1: " + match):
             mod.simulate_batch((0, 3), [[1.0, 0.0]] * 2, [p, pe])
-        with pytest.raises(ValueError, match=r"P row 1: the restitution of impact 'floor'"):
+        with pytest.raises(ValueError, match="P row 1: " + match):
             sweep(mod, (0, 3), [1.0, 0.0], [p, pe])
     with pytest.raises(ValueError, match=r"p is not finite at \['e'\]"):
         mod.simulate((0, 3), [1.0, 0.0], mod.parameters(m=1.0, g=9.81, e=np.nan))
