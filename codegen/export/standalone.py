@@ -1,4 +1,4 @@
-"""Standalone C and FMI 2.0 FMUs (Model Exchange and Co-Simulation) of a model.
+"""Standalone C and FMI 2.0 / 3.0 FMUs (Model Exchange and Co-Simulation) of a model.
 
 Both carry the very C that ``generate`` compiles for Python (the same
 rendering of the same templates) and, beside it, the runtime's sources as
@@ -24,6 +24,8 @@ from ..emit.render import RUNTIME_C, TEMPLATE_DIR, render, runtime_sources
 from ..pipeline.files import atomic_path, prepare_dir, write_all
 from ..pipeline.options import Options
 from ..equations.signals import Signals, entry_names
+from .fmi3 import (FMI3_HEADERS, fmi3_build_description, fmi3_interface, fmi3_layout,
+                   fmi3_model_description, fmi3_platform)
 
 __all__ = ["export_c", "export_fmu", "CS_METHODS"]
 
@@ -179,9 +181,10 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
                start_values=None, rank_rtol: float = Options.rank_rtol, flags=Options.flags,
                method: str = "dopri5", tolerance: float = 1e-8, recursive=Options.recursive,
                jacobian: bool | None = Options.jacobian, dt: float | None = None,
-               outputs=None, events=None, impacts=None, control=None) -> Path:
+               outputs=None, events=None, impacts=None, control=None,
+               fmi_version: int = 2) -> Path:
     """Write ``output_dir/<name>.fmu``, an FMI 2.0 FMU for Model Exchange and
-    Co-Simulation, and return its path.
+    Co-Simulation (``fmi_version=3``: FMI 3.0, see below), and return its path.
 
     Co-Simulation runs the runtime's integrator in ``fmi2DoStep``: ``method``
     (one of 'dopri5', 'bdf' for stiff models, 'rosenbrock', 'rosw'; or with
@@ -213,8 +216,22 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     contact point approaches: in Model Exchange at the host's event
     (``fmi2NewDiscreteStates``), in Co-Simulation at the event the integrator locates
     within ``fmi2DoStep``. A control law makes the FMU the closed loop.
+
+    ``fmi_version=3`` writes the same model as an FMI 3.0 FMU (Model Exchange and
+    Co-Simulation, the same runtime and settings; codegen/export/fmi3.py): array variables
+    ``states``, ``der(states)``, ``constants`` and ``inputs`` sized by structural
+    parameters, each output one variable of its shape, the event functions as the array
+    ``event_indicators``; directional and adjoint derivatives
+    (``fmi3GetDirectionalDerivative``, ``fmi3GetAdjointDerivative``) of ``der(states)``
+    with respect to ``states`` and ``inputs``; FMU states (get, set, serialize); impacts
+    in Event Mode (``fmi3UpdateDiscreteStates``), and in Co-Simulation with event mode and
+    early return the step ends at a located impact for the host's Event Mode; and
+    ``sources/buildDescription.xml`` with the FMI 3.0 headers, so that the sources build
+    the binary anew.
     """
     options = Options(flags=flags, rank_rtol=rank_rtol, recursive=recursive, jacobian=jacobian)
+    if fmi_version not in (2, 3):
+        raise ValueError(f"fmi_version must be 2 or 3, got {fmi_version!r}")
     if method not in CS_METHODS:
         raise ValueError(f"method must be one of {list(CS_METHODS)}, got {method!r}")
     fixed = METHOD_INFO[method].fixed_step
@@ -232,36 +249,53 @@ def export_fmu(eom, name: str, output_dir="generated", constants=None, specified
     # could not run is written
     if not method_applies(method, sources.flags):
         raise ValueError(f"model {name!r}: {STATUS[STATUS_CODE['CG_ERR_METHOD']]}")
+    layout = fmi3_layout(eq) if fmi_version == 3 else None
     start = _start_values(eq, start_values)
     key = sources_key(sources, options)
     parent = Path(output_dir).resolve()
     target = prepare_dir(parent, f".{name}.fmu-build")
     try:
         guid = _guid(key)
-        wrapper = render("export/fmi2_model.c.j2", name=name, NAME=name.upper(), version=__version__,
-                         guid=guid, method=f"CG_{method.upper()}", method_name=method,
-                         dt=repr(float(dt)) if fixed else "0.0",
-                         tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
-                         start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]),
-                         impact_events=[k for k, e in enumerate(eq.events)
-                                        if any(i.event == e.name for i in eq.impacts)])
+        impact_events = [k for k, e in enumerate(eq.events)
+                         if any(i.event == e.name for i in eq.impacts)]
+        settings = dict(name=name, NAME=name.upper(), version=__version__, guid=guid,
+                        method=f"CG_{method.upper()}", method_name=method,
+                        dt=repr(float(dt)) if fixed else "0.0",
+                        tolerance=repr(float(tolerance)), start_states=_numbers(start["x"]),
+                        start_constants=_numbers(start["p"]), start_inputs=_numbers(start["r"]),
+                        impact_events=impact_events)
         files = dict(sources.files)
         files.update(runtime_sources())
-        files[f"{name}_fmi2.c"] = wrapper
-        c_files = [*sources.c_files, f"{name}_fmi2.c", *RUNTIME_C]
+        interface = f"{name}_fmi{fmi_version}.c"
+        c_files = [*sources.c_files, interface, *RUNTIME_C]
+        doc = (eq.origin or "codegen model")[:200]
+        if fmi_version == 2:
+            files[interface] = render("export/fmi2_model.c.j2", **settings)
+            headers = TEMPLATE_DIR / "export" / "fmi2"
+        else:
+            files[interface] = fmi3_interface(layout, **settings)
+            headers = FMI3_HEADERS
+            # a source FMU: the headers beside the sources, the build described
+            files.update({h.name: h.read_text() for h in sorted(headers.glob("*.h"))})
+            files["buildDescription.xml"] = fmi3_build_description(name, c_files).decode()
         lib = compile_library(files, c_files, name, options.flags, target,
-                              include_dirs=[TEMPLATE_DIR / "export" / "fmi2"], what=f"FMU {name!r}",
+                              include_dirs=[headers], what=f"FMU {name!r}",
                               failed_dir=parent / f"{name}.fmu-failed-build",
                               file_flags=sources.file_flags)
-        doc = (eq.origin or "codegen model")[:200]
         final = parent / f"{name}.fmu"
         with atomic_path(final) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-            description = _model_description(eq, sources, name, guid, start, doc,
-                                             sources.jacobian, entry_names(eq.outputs))
+            if fmi_version == 2:
+                description = _model_description(eq, sources, name, guid, start, doc,
+                                                 sources.jacobian, entry_names(eq.outputs))
+                binary = f"binaries/{_platform()}/{name}{shared_suffix()}"
+            else:
+                description = fmi3_model_description(eq, layout, name, guid, start, doc,
+                                                     sources.jacobian, bool(impact_events))
+                binary = f"binaries/{fmi3_platform()}/{name}{shared_suffix()}"
             z.writestr("modelDescription.xml", description)
             for fname, text in sorted(files.items()):
                 z.writestr(f"sources/{fname}", text)
-            z.write(lib, f"binaries/{_platform()}/{name}{shared_suffix()}")
+            z.write(lib, binary)
         return final
     finally:
         shutil.rmtree(target, ignore_errors=True)
