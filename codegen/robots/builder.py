@@ -28,7 +28,7 @@ import sympy.physics.mechanics as me
 
 from ..description.model import Model
 from .checks import check_inertial, check_moving_mass, has_mass, master
-from .urdf import MOVABLE, URDFError, parse_urdf, rpy_matrix
+from .urdf import MOVABLE, URDFError, exact_rpy_matrix, parse_urdf, rpy_matrix
 
 __all__ = ["RobotModel", "from_urdf"]
 
@@ -114,14 +114,24 @@ class RobotModel(Model):
 
 class _Numbers:
     """The file's numbers as the model's constants: Floats (0 and ±1 exact), or, with
-    symbolic=True, a named constant for each nonzero value (zeros stay zero)."""
+    symbolic=True, a named constant for each nonzero value (zeros stay zero); with
+    exact=True, Rationals and exactly orthogonal rotations (exact_rpy_matrix)."""
 
-    def __init__(self, symbolic):
-        self.symbolic, self.constants, self.values = symbolic, [], {}
+    def __init__(self, symbolic, exact=False):
+        self.symbolic, self.exact, self.constants, self.values = symbolic, exact, [], {}
+
+    def rotation(self, rpy):
+        """rpy's rotation: a float array, or (exact) a Matrix of Rationals."""
+        return exact_rpy_matrix(rpy) if self.exact else np.array(rpy_matrix(rpy))
+
+    def eye(self):
+        return sm.eye(3) if self.exact else np.eye(3)
 
     def __call__(self, value, name):
         if value == 0:
             return sm.S.Zero
+        if self.exact and not self.symbolic:
+            return sm.Rational(repr(float(value)))
         if not self.symbolic:
             return _exact(value)
         s = sm.Symbol(name, real=True)
@@ -132,12 +142,16 @@ class _Numbers:
 
 
 def _exact(value):
+    if isinstance(value, sm.Rational):          # an exact model's numbers stay exact
+        return value
     if value in (0.0, 1.0, -1.0):
         return sm.Integer(int(value))
     return sm.Float(value)
 
 
 def _matrix(R) -> sm.Matrix:
+    if isinstance(R, sm.MatrixBase):
+        return R
     return sm.Matrix(3, 3, [_exact(e) for row in R for e in row])
 
 
@@ -145,12 +159,12 @@ def _places(desc, num):
     """(place, origins): place[link] = (body link, R, p), the moving link the link is fixed
     to, with the link frame's rotation (floats) and origin in the body's frame; origins
     [joint] = (R, p), a moving joint's origin frame likewise in its parent body's frame."""
-    eye = np.eye(3)
+    eye = num.eye()
     place, origins = {desc.root: (desc.root, eye, sm.zeros(3, 1))}, {}
     for j in desc.joints:
         body, R, p = place[j.parent]
         xyz = sm.Matrix([num(v, f"{c}_{j.name}") for v, c in zip(j.xyz, ("ox", "oy", "oz"))])
-        Rj, pj = R @ np.array(rpy_matrix(j.rpy)), p + _matrix(R.tolist()) * xyz
+        Rj, pj = R @ num.rotation(j.rpy), p + _matrix(R.tolist()) * xyz
         if j.type == "fixed":
             place[j.child] = (body, Rj, pj)
         else:
@@ -175,7 +189,7 @@ def _merged(num, desc, links, place):
                       zip(i.inertia, ("xx", "yy", "zz", "xy", "yz", "xz")))))
         I = sm.Matrix([[e["xx"], e["xy"], e["xz"]], [e["xy"], e["yy"], e["yz"]],
                        [e["xz"], e["yz"], e["zz"]]])
-        Ri = _matrix((R @ np.array(rpy_matrix(i.rpy))).tolist())
+        Ri = _matrix((R @ num.rotation(i.rpy)).tolist())
         parts.append((m, p + _matrix(R.tolist()) * c, Ri * I * Ri.T))
     if len(parts) <= 1:
         return parts[0] if parts else None
@@ -185,7 +199,7 @@ def _merged(num, desc, links, place):
     for m, c, I in parts:                   # parallel axes to the common mass centre
         d = c - centre
         inertia += I + m * ((d.T * d)[0] * sm.eye(3) - d * d.T)
-    if not num.symbolic:                    # rounding's leftovers of exact zeros
+    if not num.symbolic and not num.exact:  # rounding's leftovers of exact zeros
         scale = max(abs(float(e)) for e in inertia) or 1.0
         inertia = inertia.applyfunc(lambda e: sm.S.Zero if abs(float(e)) < 1e-14 * scale else e)
         centre = centre.applyfunc(lambda e: sm.S.Zero if abs(float(e)) < 1e-15 else e)
@@ -198,7 +212,7 @@ def _vector(frame, comps):
 
 
 def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=9.81,
-              mimic=True, check_inertia=True) -> RobotModel:
+              mimic=True, check_inertia=True, exact=False) -> RobotModel:
     """The robot of a URDF file as a :class:`RobotModel` (a codegen.examples.Model).
 
     Parameters
@@ -227,9 +241,14 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
         Refuse a moving link's inertia that is not positive semidefinite or
         violates the triangle inequality, or a zero mass with an inertia.
         False loads them as written, as Pinocchio does.
+    exact : bool
+        The file's numbers as the exact decimals they are written as (Rationals), and
+        each origin's rotation exactly orthogonal (codegen.robots.urdf.exact_rpy_matrix:
+        turns within 1e-7 rad of quarter turns are quarter turns): for exact
+        arithmetic on the model, as the identification's base parameters need.
     """
     desc = parse_urdf(path, mimic)
-    num = _Numbers(symbolic)
+    num = _Numbers(symbolic, exact)
     place, origins = _places(desc, num)
     members = {}
     for link in desc.subtree(desc.root):

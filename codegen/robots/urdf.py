@@ -18,8 +18,10 @@ import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+import sympy as sm
+
 __all__ = ["URDFError", "Inertial", "Visual", "Link", "Joint", "Description", "parse_urdf",
-           "MOVABLE", "rpy_matrix"]
+           "MOVABLE", "rpy_matrix", "exact_rpy_matrix", "QUARTER_TURN_TOL"]
 
 #: the joint types a model can be built from (fixed joints merge their child into the parent)
 MOVABLE = ("revolute", "continuous", "prismatic")
@@ -124,6 +126,35 @@ def rpy_matrix(rpy) -> list:
          [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
          [-sp, cp * sr, cp * cr]]
     return [[_snap(e) for e in row] for row in R]
+
+
+#: an rpy angle this close to a multiple of π/2, or a rotation whose entries are all this
+#: close to 0 or ±1, is taken as the exact quarter turn or signed permutation in an exact
+#: model: files write π/2 to 7 to 12 digits (Atlas's float32 1.5707963705, HyQ's 1.57079632679)
+QUARTER_TURN_TOL = 1e-7
+
+
+def exact_rpy_matrix(rpy):
+    """rpy_matrix exactly orthogonal, in Rationals: a signed permutation where every entry
+    is within QUARTER_TURN_TOL of 0 or ±1, else Rz(yaw) Ry(pitch) Rx(roll) with each
+    factor's cosine and sine (1 - t², 2t) / (1 + t²) of the rational t = tan(angle / 2)
+    (the float's exact value), or a quarter turn's exact 0 and ±1."""
+    R = rpy_matrix(rpy)
+    near = [[round(e) for e in row] for row in R]
+    if all(abs(e - n) < QUARTER_TURN_TOL for row, nrow in zip(R, near) for e, n in zip(row, nrow)):
+        return sm.Matrix(near)
+
+    def cs(angle):
+        k = round(angle / (math.pi / 2))
+        if abs(angle - k * math.pi / 2) < QUARTER_TURN_TOL:
+            return ((1, 0), (0, 1), (-1, 0), (0, -1))[k % 4]
+        t = sm.Rational(math.tan(angle / 2))
+        return (1 - t * t) / (1 + t * t), 2 * t / (1 + t * t)
+    (cr, sr), (cp, sp), (cy, sy) = (cs(a) for a in rpy)
+    Rz = sm.Matrix([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    Ry = sm.Matrix([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    Rx = sm.Matrix([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    return Rz * Ry * Rx
 
 
 def _snap(e: float) -> float:

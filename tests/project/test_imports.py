@@ -152,7 +152,7 @@ STAGES = [{"version", "errors", "abi", "progress", "symbolic"},
           {"emit"},
           {"runtime"},
           {"pipeline"},
-          {"export", "animation"},
+          {"export", "animation", "identification"},
           {"bench", "__main__", ""}]
 #: the one import against the flow: a run's convenience method, imported when it is called
 UPWARD = {("codegen.runtime.results", "codegen.animation.page")}

@@ -1,0 +1,16 @@
+"""Identification of inertial parameters: the regressor τ = Y(q, u, u') π, the exact base
+parameters, and their estimation from measured motion (docs/identification.md).
+
+``reg = regressor(model)`` (codegen.identification.regressor) carries ``parameters``,
+``values``, ``base`` (exact combinations of π), ``base_table()`` and ``generate(name)``, a
+compiled module with ``regressor(x, udot)`` and ``base_regressor(x, udot)``. ``stack`` and
+``estimate`` (codegen.identification.estimation) fit the base parameters by weighted least
+squares; ``optimize_excitation`` (codegen.identification.excitation) finds a Fourier
+trajectory that conditions the fit.
+"""
+from .estimation import Estimate, RankDeficientExcitation, condition_number, estimate, stack
+from .excitation import FourierTrajectory, optimize_excitation
+from .regressor import Regressor, regressor
+
+__all__ = ["regressor", "Regressor", "stack", "estimate", "Estimate", "condition_number",
+           "RankDeficientExcitation", "FourierTrajectory", "optimize_excitation"]

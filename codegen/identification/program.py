@@ -1,0 +1,37 @@
+"""The regressor's straight-line programs (codegen.programs: one CSE each): Y, and the
+base regressor Y_b (Y's base columns), over the state x and the accelerations u'."""
+from __future__ import annotations
+
+import sympy as sm
+
+from ..equations.equations_of_motion import EquationsOfMotion
+from ..programs.program import Program, make_program
+
+__all__ = ["regressor_program", "state_names"]
+
+
+def state_names(model) -> list:
+    """The model's state names, [q, u], as the compiled model names them."""
+    return [str(s.func) for s in list(model.q_ind) + list(model.u_ind)]
+
+
+def _inputs(model, formed) -> EquationsOfMotion:
+    """Neutral equations that carry only what a program reads: the states by name and
+    the intermediates (the regressor has no M, F, constants or inputs of its own)."""
+    kin = formed.kin
+    return EquationsOfMotion(q=list(kin.qs), u=list(formed.speeds), qdot=[], M=sm.zeros(0, 0),
+                             F=sm.zeros(0, 1), symmetric=True, constants=[], specifieds=[],
+                             state_names=state_names(model), constant_names=[],
+                             specified_names=[], intermediates=list(formed.intermediates))
+
+
+def regressor_program(model, formed, columns=None) -> Program:
+    """The program of Y (row-major, n x len(columns)) at x and u' (array "ud");
+    columns: the parameters' indices kept (default all)."""
+    eq = _inputs(model, formed)
+    rows = formed.Y
+    cols = range(len(rows[0])) if columns is None else columns
+    exprs = [rows[j][c] for j in range(len(rows)) for c in cols]
+    names = state_names(model)[len(model.q_ind):]
+    extra = [(d, "ud", j, f"ud_{n}") for j, (d, n) in enumerate(zip(formed.accelerations, names))]
+    return make_program(eq, [("Y", exprs)], extra_inputs=extra)
