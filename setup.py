@@ -37,8 +37,10 @@ setup(
                  "codegen.templates.runtime": "templates/runtime"},
     # three.js (MIT, its LICENSE beside it) is inlined into every animation page
     package_data={"codegen.templates": ["*.md", "model/*.j2", "export/*.j2", "export/fmi2/*.h",
+                                        "export/fmi3/*.h",
                                         "python/*.j2", "animation/*", "bench/*.j2"],
                   "codegen.animation": ["vendor/*"],
+                  "codegen.robots": ["descriptions/*"],
                   "codegen.templates.runtime": ["*.c", "*.h"],
                   "codegen.runtime": ["*.pyx", "*.pxi"]},
     ext_modules=cythonize([runtime], language_level=3),

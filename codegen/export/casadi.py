@@ -61,10 +61,15 @@ def _program_lines(program) -> list:
     return lines
 
 
-def casadi_sources(eq, name: str, hessian: bool = True, parameters: bool = False) -> str:
+def casadi_sources(eq, name: str, hessian: bool = True, parameters: bool = False,
+                   nodes: int = 1) -> str:
     """The wrapper's C (``<name>_casadi.c``) for the neutral equations eq of model name.
     hessian: also jac_adj1_<name> (exact second derivatives); parameters: differentiate p
-    too (the model's C then needs its parameter Jacobian)."""
+    too (the model's C then needs its parameter Jacobian); nodes > 1: also
+    ``<name>_map<nodes>`` and its derivatives, x' at that many nodes in one call."""
+    if nodes != 1 and (parameters or int(nodes) != nodes or nodes < 1):
+        raise ValueError(f"nodes must be a whole number ≥ 1 (got {nodes!r}), and batched "
+                         f"functions differentiate x and r only (parameters=False)")
     blocks = ("x", "r", "p") if parameters else ("x", "r")
     sd = second_derivative_program(eq, blocks)
     nq, nu = eq.nq, eq.nu
@@ -73,69 +78,111 @@ def casadi_sources(eq, name: str, hessian: bool = True, parameters: bool = False
     for b in BLOCKS:
         if b in blocks:
             doff[b], off = off, off + n[b]
-    nx, nd = n["x"], sd.nd
-    sparsities, index = [], {}
-
-    def sp(pattern: list) -> int:
-        key = tuple(pattern)
-        if key not in index:
-            index[key] = len(sparsities)
-            sparsities.append(pattern)
-        return index[key]
-
-    def jblock(b):            # ∂x'/∂b
-        if b not in doff:
-            return set()
-        return {(i, k - doff[b]) for i, k in sd.jacobian if doff[b] <= k < doff[b] + n[b]}
-
-    def hblock(o, w):         # ∂²(λᵀx')/∂o∂w
-        if o not in doff or w not in doff:
-            return set()
-        return {(k - doff[o], l - doff[w]) for k, l in sd.hessian
-                if doff[o] <= k < doff[o] + n[o] and doff[w] <= l < doff[w] + n[w]}
-
-    dense = {b: sp(_ccs(n[b], 1, [(i, 0) for i in range(n[b])])) for b in BLOCKS}
-    s_xdot = sp(_ccs(nx, 1, [(i, 0) for i in range(nx)]))
-    s_out = sp(_ccs(nx, 1, []))           # out_xdot: its size only (CasADi then passes nothing)
-    jac_sp = [sp(_ccs(nx, n[b], jblock(b))) for b in BLOCKS]
-    diff = [1 if b in doff else 0 for b in BLOCKS]
-    base = [("x", dense["x"]), ("r", dense["r"]), ("p", dense["p"]), ("out_xdot", s_out)]
-    nzv = sum(n.values())
-    functions = [
-        dict(name=name, body="f", inputs=base[:3], outputs=[("xdot", s_xdot)], diff_in=diff,
-             sz_w=nzv + nx),
-        dict(name=f"jac_{name}", body="jac_f", inputs=base, diff_in=diff + [0],
-             outputs=[(f"jac_xdot_{b}", s) for b, s in zip(BLOCKS, jac_sp)],
-             sz_w=nzv + nx * nd + nx * nzv),
-        dict(name=f"adj1_{name}", body="adj1_f", inputs=base + [("adj_xdot", s_xdot)],
-             diff_in=diff + [0, 1], outputs=[(f"adj_{b}", dense[b]) for b in BLOCKS],
-             sz_w=nzv + nx + nx * nd + nx * nzv),
-    ]
-    ja_sp = []
-    if hessian:
-        for o in BLOCKS:
-            for w in (*BLOCKS, "out_xdot", "adj_xdot"):
-                if w == "out_xdot":
-                    ja_sp.append(sp(_ccs(n[o], nx, [])))
-                elif w == "adj_xdot":
-                    ja_sp.append(sp(_ccs(n[o], nx, [(b, a) for a, b in jblock(o)])))
-                else:
-                    ja_sp.append(sp(_ccs(n[o], n[w], hblock(o, w))))
-        functions.append(dict(
-            name=f"jac_adj1_{name}", body="jac_adj1_f",
-            inputs=base + [("adj_xdot", s_xdot)] + [(f"out_adj_{b}", sp(_ccs(n[b], 1, [])))
-                                                     for b in BLOCKS],
-            outputs=[(f"jac_adj_{o}_{w}", ja_sp[5 * a + k]) for a, o in enumerate(BLOCKS)
-                     for k, w in enumerate((*BLOCKS, "out_xdot", "adj_xdot"))],
-            diff_in=diff + [0, 1, 0, 0, 0],
-            sz_w=(nzv + 2 * nx + nx * nd + nx * nzv + nu * nu + nu + nd * (nd + 1) // 2
-                  + nu * nd + nd * nd)))
+    layout = _Layout(n, nu, doff, sd)
+    functions = layout.functions(name, 1, hessian)
+    if nodes > 1:
+        functions += layout.functions(f"{name}_map{int(nodes)}", int(nodes), hessian)
     return render("export/casadi.c.j2", name=name, model_c=[f"{name}.c"], nq=nq, nu=nu,
-                  nx=nx, nr=n["r"], np=n["p"], nd=nd, blocks=blocks, hessian=hessian,
-                  sparsities=sparsities, doff=[doff.get(b, -1) for b in BLOCKS],
-                  jac_sp=[f"cgx_s{i}" for i in jac_sp], ja_sp=[f"cgx_s{i}" for i in ja_sp],
+                  nx=n["x"], nr=n["r"], np=n["p"], nd=sd.nd, blocks=blocks, hessian=hessian,
+                  sparsities=layout.sparsities, doff=[doff.get(b, -1) for b in BLOCKS],
+                  jac_sp=[f"cgx_s{i}" for i in layout.jac_sp],
+                  ja_sp=[f"cgx_s{i}" for i in layout.ja_sp],
                   second=_program_lines(sd.program) if hessian else [],
                   functions=functions)
+
+
+class _Layout:
+    """The sparsity tables and the ABI of each function, per node and batched: a batched
+    function takes x, r (and the adjoint seeds) as one column per node and p once, and its
+    derivatives are block diagonal over the nodes, so that node k's nonzeros of every
+    input and output follow node k - 1's (the C loops over nodes with fixed strides)."""
+
+    def __init__(self, n: dict, nu: int, doff: dict, sd):
+        self.n, self.nu, self.doff, self.sd = n, nu, doff, sd
+        self.sparsities, self._index = [], {}
+        # the per-node tables the C's scatter reads (each batched block repeats them)
+        self.jac_sp = [self.pattern(1, "x", b, self.jblock(b)) for b in BLOCKS]
+        self.ja_sp = []
+        for o in BLOCKS:
+            for w in (*BLOCKS, "out_xdot", "adj_xdot"):
+                self.ja_sp.append(self.pattern(1, o, w, self.hpairs(o, w)))
+
+    def sp(self, pattern: list) -> int:
+        key = tuple(pattern)
+        if key not in self._index:
+            self._index[key] = len(self.sparsities)
+            self.sparsities.append(pattern)
+        return self._index[key]
+
+    def jblock(self, b) -> set:
+        """∂x'/∂b's nonzeros"""
+        if b not in self.doff:
+            return set()
+        lo, hi = self.doff[b], self.doff[b] + self.n[b]
+        return {(i, k - lo) for i, k in self.sd.jacobian if lo <= k < hi}
+
+    def hpairs(self, o, w) -> set:
+        """∂²(λᵀx')/∂o∂w's nonzeros (w = adj_xdot: J_oᵀ; out_xdot: none)"""
+        if w == "out_xdot" or o not in self.doff:
+            return set()
+        if w == "adj_xdot":
+            return {(b, a) for a, b in self.jblock(o)}
+        if w not in self.doff:
+            return set()
+        lo, lw = self.doff[o], self.doff[w]
+        return {(k - lo, l - lw) for k, l in self.sd.hessian
+                if lo <= k < lo + self.n[o] and lw <= l < lw + self.n[w]}
+
+    def rows(self, b) -> int:
+        return self.n["x"] if b in ("out_xdot", "adj_xdot", "xdot") else self.n[b]
+
+    def pattern(self, nodes: int, o, w, entries) -> int:
+        """The sparsity of the block o × w (w None: the vector o itself) at nodes nodes;
+        p is one column shared by every node, the other blocks one column per node."""
+        per = lambda b: 1 if b == "p" else nodes
+        if w is None:
+            return self.sp(_ccs(self.rows(o), per(o), [(i, c) for c in range(per(o))
+                                                       for i in range(self.rows(o))]))
+        no, nw = self.rows(o), self.rows(w)
+        if per(o) == per(w) == nodes:
+            entries = {(k * no + i, k * nw + j) for k in range(nodes) for i, j in entries}
+        return self.sp(_ccs(no * per(o), nw * per(w), entries))
+
+    def functions(self, fname: str, nodes: int, hessian: bool) -> list:
+        """The ABI of f, jac_f, adj1_f (and jac_adj1_f) named after fname at nodes nodes:
+        their inputs and outputs as (name, sparsity, stride), where stride is the number of
+        nonzeros one node takes (0: shared by every node, or none)."""
+        n, nx, nu = self.n, self.n["x"], self.nu
+        nzv, nd = sum(n.values()), self.sd.nd
+        vec = lambda b: (b, self.pattern(nodes, b, None, None), 0 if b == "p" else n[b])
+        empty = lambda label, b: (label, self.sp(_ccs(self.rows(b), 1 if b == "p" else nodes,
+                                                      [])), 0)
+        block = lambda label, o, w, entries: (
+            label, self.pattern(nodes, o, w, entries),
+            len(entries) if "p" not in (o, w) else 0)
+        base = [vec("x"), vec("r"), vec("p"), empty("out_xdot", "xdot")]
+        diff = [1 if b in self.doff else 0 for b in BLOCKS]
+        xdot = ("xdot", self.pattern(nodes, "xdot", None, None), nx)
+        adj = ("adj_xdot", xdot[1], nx)
+        out = [dict(name=fname, body="f", inputs=base[:3], outputs=[xdot], diff_in=diff,
+                    sz_w=nzv + nx, nodes=nodes),
+               dict(name=f"jac_{fname}", body="jac_f", inputs=base, diff_in=diff + [0],
+                    outputs=[block(f"jac_xdot_{b}", "xdot", b, self.jblock(b)) for b in BLOCKS],
+                    sz_w=nzv + nx * nd + nx * nzv, nodes=nodes),
+               dict(name=f"adj1_{fname}", body="adj1_f", inputs=base + [adj],
+                    diff_in=diff + [0, 1],
+                    outputs=[(f"adj_{b}", vec(b)[1], vec(b)[2]) for b in BLOCKS],
+                    sz_w=nzv + nx + nx * nd + nx * nzv, nodes=nodes)]
+        if hessian:
+            out.append(dict(
+                name=f"jac_adj1_{fname}", body="jac_adj1_f",
+                inputs=base + [adj] + [empty(f"out_adj_{b}", b) for b in BLOCKS],
+                outputs=[block(f"jac_adj_{o}_{w}", o, w, self.hpairs(o, w)) for o in BLOCKS
+                         for w in (*BLOCKS, "out_xdot", "adj_xdot")],
+                diff_in=diff + [0, 1, 0, 0, 0],
+                sz_w=(nzv + 2 * nx + nx * nd + nx * nzv + nu * nu + nu + nd * (nd + 1) // 2
+                      + nu * nd + nd * nd), nodes=nodes))
+        return out
 
 
 def _casadi():
@@ -192,7 +239,7 @@ def _build(files: dict, name: str, folder: Path, flags) -> Path:
 
 
 def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
-                    flags=CASADI_FLAGS):
+                    flags=CASADI_FLAGS, nodes: int = 1):
     """The compiled model as a ``casadi.Function`` f(x, r, p) -> xdot.
 
     mod: the CompiledModel (``codegen.generate``, built with ``jacobian=True``, the
@@ -205,6 +252,11 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
     parameters: differentiate p too (mod then needs ``parameter_jacobian=True``);
     otherwise p is a constant input whose derivatives CasADi takes as zero (so pass
     parameters=True when p is a decision variable).
+
+    nodes > 1: the function ``<name>_map<nodes>`` instead, x' at that many nodes in one
+    call into C: x (nx × nodes), r (nr × nodes), p once, xdot (nx × nodes); its Jacobian
+    and Hessian are block diagonal over the nodes. A multiple-shooting NLP then calls C
+    once per RK4 stage for all its intervals (CasADi's ``f.map(N)`` calls it N times).
 
     The library is built beside mod's sources (``mod.source_dir / "casadi"``), once per
     sources and flags. Wrong input sizes are refused by CasADi, naming the function (the
@@ -227,7 +279,7 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
     files = {p.name: p.read_text() for p in sorted(src.iterdir())
              if p.suffix in (".c", ".h") and p.is_file()}
     files.update(runtime_sources())
-    files[f"{mod.name}_casadi.c"] = casadi_sources(eq, mod.name, hessian, parameters)
+    files[f"{mod.name}_casadi.c"] = casadi_sources(eq, mod.name, hessian, parameters, nodes)
     folder = src / "casadi"
     try:
         folder.mkdir(exist_ok=True)
@@ -235,7 +287,7 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
         folder = Path(tempfile.gettempdir()) / f"codegen-casadi-{mod.name}"
         folder.mkdir(exist_ok=True)
     lib = _build(files, mod.name, folder, flags)
-    return ca.external(mod.name, str(lib))
+    return ca.external(mod.name if nodes == 1 else f"{mod.name}_map{nodes}", str(lib))
 
 
 def export_casadi(eom, name: str, directory="generated", hessian: bool = True,

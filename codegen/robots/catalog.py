@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["example_robot_data", "BENCHMARK_ROBOTS"]
+__all__ = ["example_robot_data", "BENCHMARK_ROBOTS", "IIWA_URDF"]
+
+#: the KUKA LBR iiwa 14 of the rigid-body dynamics benchmark (GRiDBenchmarks' urdfs/,
+#: unchanged, MIT: LICENSE-GRiDBenchmarks beside it), shipped so that the guide's
+#: robot examples run from an install alone
+IIWA_URDF = os.path.join(os.path.dirname(__file__), "descriptions", "iiwa.urdf")
 
 
 def example_robot_data() -> str | None:

@@ -246,3 +246,37 @@ def test_rk4_step_with_its_jacobian(cart2):
     X = np.tile(x[:, None], 4)
     np.testing.assert_allclose(np.array(batch(X, np.tile(r, 4), p)[0])[:, 3], xn.ravel(),
                                rtol=0, atol=1e-14)
+
+
+def test_batched_function_equals_the_map_of_one_node(cart2, tmp_path):
+    """casadi_function(..., nodes=N): one call into C for N nodes, the same values, first
+    and second derivatives as CasADi's map of the one-node function, and block-diagonal
+    sparsity (node k's derivatives read node k's column only)."""
+    model, ga, mod, f, p = cart2
+    N = 4
+    fm = casadi_function(mod, ga, nodes=N)
+    assert fm.name() == "cart2_map4" and fm.size_in(0) == (6, N) and fm.size_in(2) == (6, 1)
+    rng = np.random.default_rng(11)
+    X, R, L = rng.normal(size=(6, N)), rng.normal(size=(1, N)), rng.normal(size=(6, N))
+    np.testing.assert_array_equal(np.array(fm(X, R, p)),
+                                  np.column_stack([mod.rhs(0.0, X[:, k], p, R[:, k])
+                                                   for k in range(N)]))
+    Xs, Rs, Ls, Ps = ca.MX.sym("X", 6, N), ca.MX.sym("R", 1, N), ca.MX.sym("L", 6, N), \
+        ca.MX.sym("P", 6)
+    z = ca.vertcat(ca.vec(Xs), ca.vec(Rs))
+    out = []
+    for g in (fm, f.map(N)):
+        y = g(Xs, Rs, Ps)
+        fun = ca.Function("d", [Xs, Rs, Ps, Ls],
+                          [ca.jacobian(y, z), ca.hessian(ca.sum1(ca.sum2(Ls * y)), z)[0]])
+        out.append([np.array(v) for v in fun(X, R, p, L)])
+    (J, H), (J1, H1) = out
+    np.testing.assert_allclose(J, J1, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(H, H1, rtol=0, atol=1e-12)
+    jx = fm.jacobian().sparsity_out(0)          # ∂xdot/∂x: 15 nonzeros a node, no coupling
+    assert jx.nnz() == 15 * N
+    dense = np.array(ca.DM(jx, 1).full(), dtype=bool)
+    blocks = np.kron(np.eye(N, dtype=bool), np.ones((6, 6), dtype=bool))
+    assert not np.any(dense & ~blocks)
+    with pytest.raises(ValueError, match="nodes must be a whole number"):
+        casadi_function(mod, ga, nodes=2.5)
