@@ -14,6 +14,7 @@ from .pipeline.cache import load
 from .equations.equations_of_motion import EquationsOfMotion
 from .formulation.equations_of import equations_of
 from .export.casadi import casadi_function, export_casadi
+from .export.casadi_outputs import casadi_outputs
 from .export.standalone import export_c, export_fmu
 from .errors import BudgetError, BuildError, CacheError, ConvergenceError, DynamicsError
 from .pipeline.options import Options
@@ -21,7 +22,7 @@ from .equations.signals import potential_energy
 from .runtime.sweep import SweepResult, sweep
 
 __all__ = ["GibbsAppellMethod", "animate", "generate", "load", "export_c", "export_fmu",
-           "casadi_function", "export_casadi", "Options",
+           "casadi_function", "casadi_outputs", "export_casadi", "Options",
            "sweep", "SweepResult", "potential_energy",
            "EquationsOfMotion", "equations_of", "BudgetError", "BuildError", "CacheError",
            "ConvergenceError", "DynamicsError"]

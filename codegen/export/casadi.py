@@ -28,16 +28,18 @@ from ..pipeline.files import atomic_path, prepare_dir, write_all
 from ..pipeline.options import Options
 from ..pipeline.build import model_sources, neutral_equations
 from ..emit.printer import CPrinter
+from ..equations.signals import Signals
 from ..emit.render import render, runtime_sources
 
-__all__ = ["CASADI_FLAGS", "casadi_function", "casadi_sources", "export_casadi", "rk4_step"]
+__all__ = ["CASADI_FLAGS", "build_library", "casadi_function", "casadi_module", "casadi_sources",
+           "ccs", "equations_like", "export_casadi", "program_lines", "rk4_step"]
 
 #: the wrapper's build: -fvisibility=hidden keeps the runtime's cg_* symbols inside the
 #: library, so that two models' libraries load side by side
 CASADI_FLAGS = ("-O2", "-fno-math-errno", "-fvisibility=hidden")
 
 
-def _ccs(nrow: int, ncol: int, entries) -> list:
+def ccs(nrow: int, ncol: int, entries) -> list:
     """CasADi's compressed-column sparsity [nrow, ncol, colind[ncol + 1], row[nnz]]
     (the canonical form: colind[0] == 1 would mean dense)."""
     cols = [sorted({r for r, c in entries if c == j}) for j in range(ncol)]
@@ -48,8 +50,10 @@ def _ccs(nrow: int, ncol: int, entries) -> list:
     return [nrow, ncol, *colind, *rows]
 
 
-def _program_lines(program) -> list:
-    """The second-derivative program as C statements (inputs read from x, p, r, a, mu, lq)."""
+def program_lines(program, arrays=("x", "p", "r", "a", "mu", "lq")) -> list:
+    """A program as C statements: its inputs read from the arrays named arrays (each a
+    local of the C function; those the program does not read are marked unused), its
+    temporaries, and its outputs written into the arrays it names."""
     printer = CPrinter(program.names)
     lines = [f"const double {i.name} = {i.array}[{i.index}];" for i in program.inputs]
     for sym, expr in program.temporaries:
@@ -57,7 +61,7 @@ def _program_lines(program) -> list:
     for array, exprs in program.outputs:
         lines += [f"{array}[{k}] = {printer.expression(e)};" for k, e in enumerate(exprs)]
     used = {i.array for i in program.inputs}
-    lines += [f"(void){a};" for a in ("x", "p", "r", "a", "mu", "lq") if a not in used]
+    lines += [f"(void){a};" for a in arrays if a not in used]
     return lines
 
 
@@ -87,7 +91,7 @@ def casadi_sources(eq, name: str, hessian: bool = True, parameters: bool = False
                   sparsities=layout.sparsities, doff=[doff.get(b, -1) for b in BLOCKS],
                   jac_sp=[f"cgx_s{i}" for i in layout.jac_sp],
                   ja_sp=[f"cgx_s{i}" for i in layout.ja_sp],
-                  second=_program_lines(sd.program) if hessian else [],
+                  second=program_lines(sd.program) if hessian else [],
                   functions=functions)
 
 
@@ -141,12 +145,12 @@ class _Layout:
         p is one column shared by every node, the other blocks one column per node."""
         per = lambda b: 1 if b == "p" else nodes
         if w is None:
-            return self.sp(_ccs(self.rows(o), per(o), [(i, c) for c in range(per(o))
+            return self.sp(ccs(self.rows(o), per(o), [(i, c) for c in range(per(o))
                                                        for i in range(self.rows(o))]))
         no, nw = self.rows(o), self.rows(w)
         if per(o) == per(w) == nodes:
             entries = {(k * no + i, k * nw + j) for k in range(nodes) for i, j in entries}
-        return self.sp(_ccs(no * per(o), nw * per(w), entries))
+        return self.sp(ccs(no * per(o), nw * per(w), entries))
 
     def functions(self, fname: str, nodes: int, hessian: bool) -> list:
         """The ABI of f, jac_f, adj1_f (and jac_adj1_f) named after fname at nodes nodes:
@@ -155,7 +159,7 @@ class _Layout:
         n, nx, nu = self.n, self.n["x"], self.nu
         nzv, nd = sum(n.values()), self.sd.nd
         vec = lambda b: (b, self.pattern(nodes, b, None, None), 0 if b == "p" else n[b])
-        empty = lambda label, b: (label, self.sp(_ccs(self.rows(b), 1 if b == "p" else nodes,
+        empty = lambda label, b: (label, self.sp(ccs(self.rows(b), 1 if b == "p" else nodes,
                                                       [])), 0)
         block = lambda label, o, w, entries: (
             label, self.pattern(nodes, o, w, entries),
@@ -185,7 +189,7 @@ class _Layout:
         return out
 
 
-def _casadi():
+def casadi_module():
     try:
         import casadi
     except ImportError as exc:
@@ -194,10 +198,10 @@ def _casadi():
     return casadi
 
 
-def _equations_like(mod, eom):
-    """eom's neutral equations with p and r in mod's orders; a ValueError naming what
-    differs when eom is not mod's model."""
-    eq = neutral_equations(eom, mod.name)
+def equations_like(mod, eom, signals: Signals = Signals()):
+    """eom's neutral equations with p and r in mod's orders (and signals' outputs); a
+    ValueError naming what differs when eom is not mod's model."""
+    eq = neutral_equations(eom, mod.name, signals=signals)
     if list(eq.state_names) != list(mod.states):
         raise ValueError(f"model {mod.name!r}: eom's states {eq.state_names} are not the "
                          f"module's {mod.states}: pass the equations mod was generated from")
@@ -211,7 +215,7 @@ def _equations_like(mod, eom):
             list(eq.specified_names) == list(mod.specifieds):
         return eq                 # the usual case: the module kept the equations' order
     return neutral_equations(eom, mod.name, [by_name[c] for c in mod.constants],
-                             [spec[s] for s in mod.specifieds])
+                             [spec[s] for s in mod.specifieds], signals)
 
 
 def _refuse_constraints(nc: int, name: str) -> None:
@@ -221,7 +225,7 @@ def _refuse_constraints(nc: int, name: str) -> None:
                          f"(write the constraints as NLP constraints on a model without them)")
 
 
-def _build(files: dict, name: str, folder: Path, flags) -> Path:
+def build_library(files: dict, name: str, folder: Path, flags) -> Path:
     """lib<name>_casadi_<hash> in folder, compiled once per sources and flags."""
     digest = hashlib.sha256(repr((sorted(files.items()), tuple(flags))).encode()).hexdigest()[:16]
     lib = folder / f"lib{name}_casadi_{digest}{shared_suffix()}"
@@ -266,7 +270,7 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
     fails it too (IPOPT then shortens its step). Models with run-time constraints are
     refused.
     """
-    ca = _casadi()
+    ca = casadi_module()
     _refuse_constraints(getattr(mod, "nc", 0), mod.name)
     if not mod.manifest.get("jacobian"):
         raise ValueError(f"model {mod.name!r} was generated without its analytic Jacobian: "
@@ -274,7 +278,7 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
     if parameters and "parameter_jacobian=True" not in str(mod.manifest.get("options", "")):
         raise ValueError(f"model {mod.name!r} was generated without parameter_jacobian=True, "
                          f"which parameters=True needs")
-    eq = _equations_like(mod, eom)
+    eq = equations_like(mod, eom)
     src = Path(mod.source_dir)
     files = {p.name: p.read_text() for p in sorted(src.iterdir())
              if p.suffix in (".c", ".h") and p.is_file()}
@@ -286,7 +290,7 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
     except PermissionError:      # a read-only cache: build in the user's temporary folder
         folder = Path(tempfile.gettempdir()) / f"codegen-casadi-{mod.name}"
         folder.mkdir(exist_ok=True)
-    lib = _build(files, mod.name, folder, flags)
+    lib = build_library(files, mod.name, folder, flags)
     return ca.external(mod.name if nodes == 1 else f"{mod.name}_map{nodes}", str(lib))
 
 
@@ -331,7 +335,7 @@ def rk4_step(f, h: float, steps: int = 1, jacobian: bool = True):
     of f(x, r, p) with r held, (x, r, p) -> x_next and, with jacobian=True, also
     ∂x_next/∂x and ∂x_next/∂r (from f's analytic Jacobian, by CasADi's chain rule).
     Named ``<f>_rk4``; ``.map(N)`` evaluates N intervals in one call."""
-    ca = _casadi()
+    ca = casadi_module()
     x = ca.MX.sym("x", f.size1_in(0))
     r = ca.MX.sym("r", f.size1_in(1))
     p = ca.MX.sym("p", f.size1_in(2))
