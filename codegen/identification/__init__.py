@@ -2,8 +2,12 @@
 parameters, and their estimation from measured motion (docs/identification.md).
 
 ``reg = regressor(model)`` (codegen.identification.regressor) carries ``parameters``,
-``values``, ``base`` (exact combinations of π), ``base_table()`` and ``generate(name)``, a
-compiled module with ``regressor(x, udot)`` and ``base_regressor(x, udot)``. ``stack`` and
+``values``, ``base`` (exact combinations of π), ``base_table()``, ``generate(name)``, a
+compiled module with ``regressor(x, udot)`` and ``base_regressor(x, udot)``, and
+``export_c(name)``, the same as standalone C (codegen.identification.standalone). A
+model's constraints, closed loops included, are projected onto its independent speeds
+(codegen.identification.loops), and a loop's exact states are algebraic
+(codegen.identification.algebraic). ``stack`` and
 ``estimate`` (codegen.identification.estimation) fit the base parameters by weighted least
 squares; ``optimize_excitation`` (codegen.identification.excitation) finds a Fourier
 trajectory that conditions the fit.

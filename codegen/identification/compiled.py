@@ -37,15 +37,18 @@ def _function(name: str, comment: str, program) -> dict:
                 outputs=outputs)
 
 
-def regressor_source(name: str, model_name: str, n: int, nx: int, programs: dict) -> str:
-    """The C source of the functions {function name: (comment, program, columns)}."""
+def regressor_source(name: str, model_name: str, n: int, nx: int, programs: dict,
+                     tables=None) -> str:
+    """The C source of the functions {function name: (comment, program, columns)};
+    tables: {"strings": [(name, [str])], "numbers": [(name, [str])]}, the standalone
+    export's constant tables (declared in its header), or None."""
     functions = []
     for fname, (comment, program, columns) in programs.items():
         f = _function(fname, comment, program)
         f["columns"] = columns
         functions.append(f)
     return render("export/regressor.c.j2", name=name, model=model_name, n=n, nx=nx,
-                  functions=functions)
+                  functions=functions, tables=tables)
 
 
 class RegressorModule:

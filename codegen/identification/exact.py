@@ -23,6 +23,7 @@ import sympy as sm
 from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
+from .algebraic import split_row
 from .modular import PRIMES, modular_dependencies, residues, rref_mod
 
 __all__ = ["RationalProgram", "exact_dependencies"]
@@ -120,22 +121,30 @@ def random_point(rng: random.Random, nx: int, nq: int, nu: int):
     return {"x": [r() for _ in range(nx)], "ud": [r() for _ in range(nu)]}, angles
 
 
-def exact_dependencies(evaluate, nx: int, n: int, p: int, nq: int, seed: int = 0):
+def exact_dependencies(evaluate, nx: int, n: int, p: int, nq: int, seed: int = 0,
+                       point=None):
     """(pivots, R, samples, spread): the pivot columns of Y, R (rank x p, Fractions) with
     Y = Y[:, pivots] R at every state, the states used, and the ratio of the stack's
     rank-th singular value to its first in floating point (a check of the model's
     numbers: far below 1 means dependencies broken only by rounding, see
     docs/identification.md). evaluate(arrays, angles) gives Y's n·p entries (row-major).
-    States are added in batches until a batch leaves the rank where it was."""
+    States are added in batches until a batch leaves the rank where it was. point(rng):
+    a random exact state (arrays, angles), or None to draw again (default: rational,
+    random_point); a state on a closed loop has algebraic entries, and each row of Y
+    is split into rational rows (codegen.identification.algebraic.split_row)."""
+    if point is None:
+        def point(r):
+            return random_point(r, nx, nq, n)
     rng = random.Random(seed)
     batch = max(2, -(-p // max(n, 1)))
     rows, floats, samples, rank = [], [], 0, -1
     while True:
         for _ in range(batch):
-            arrays, angles = random_point(rng, nx, nq, n)
-            Y = [Fraction(v) for v in evaluate(arrays, angles)]
-            rows.extend(Y[j * p:(j + 1) * p] for j in range(n))
-            floats.extend([float(v) for v in Y[j * p:(j + 1) * p]] for j in range(n))
+            Y = _draw(evaluate, point, rng)
+            for j in range(n):
+                for row in split_row(Y[j * p:(j + 1) * p]):
+                    rows.append(row)
+                    floats.append([float(v) for v in row])
         samples += batch
         # the rank modulo a prime, for the batches: a lower bound of the rank over ℚ
         found = len(rref_mod(_mod(rows, PRIMES[0]), PRIMES[0])[0])
@@ -146,6 +155,21 @@ def exact_dependencies(evaluate, nx: int, n: int, p: int, nq: int, seed: int = 0
     pivots, R = exact if exact is not None else rref_pivots(rows, p)
     s = np.linalg.svd(np.array(floats)[:, pivots], compute_uv=False) if pivots else [1.0]
     return pivots, R, samples, float(s[-1] / s[0])
+
+
+def _draw(evaluate, point, rng, tries: int = 20) -> list:
+    """Y at a random exact state; a state where Y is not defined (a dependent-speed solve
+    singular there: a division by zero) or no state at all is drawn again."""
+    for _ in range(tries):
+        drawn = point(rng)
+        if drawn is not None:
+            try:
+                return evaluate(*drawn)
+            except ZeroDivisionError:
+                pass
+    raise NotImplementedError(f"no exact state found in {tries} draws where the regressor "
+                              f"is defined (on a closed loop: the closure's equations at "
+                              f"those points were not in shape position)")
 
 
 def _mod(rows, prime):

@@ -15,7 +15,7 @@ parameter 1 and the rest 0. A particle has f = m a' at its point.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sm
 
@@ -27,6 +27,7 @@ from ..formulation.points import NotRelative
 from ..formulation.relative import RelativeMotions
 from ..symbolic.vec3 import add, cross, dot
 from .joints import joint_columns
+from .loops import Split, split_speeds
 from .parameters import INERTIA_ORDER
 
 __all__ = ["FormedRegressor", "form_regressor"]
@@ -41,6 +42,8 @@ class FormedRegressor:
     intermediates: list
     speeds: list            # the state's speeds (plain symbols): the independent ones
     accelerations: list     # their rates u' (plain symbols)
+    inputs: list            # (plain symbol, its index in the model's state) of q and speeds
+    split: Split            # the constraints' split (codegen.identification.loops)
 
     def substituted(self, values: dict) -> "FormedRegressor":
         """The same with symbols replaced by values ({Symbol: number}): a symbolic
@@ -48,7 +51,7 @@ class FormedRegressor:
         items = [type(i)(i.symbol, i.expr.xreplace(values), i.name) for i in self.intermediates]
         return FormedRegressor(self.kin, [[e.xreplace(values) if not e.is_number else e
                                            for e in row] for row in self.Y], items,
-                               self.speeds, self.accelerations)
+                               self.speeds, self.accelerations, self.inputs, self.split)
 
 
 def _scaled(v, s):
@@ -119,16 +122,14 @@ def form_regressor(model, bodies, gravity, terms=()) -> FormedRegressor:
     Dependent speeds (u_dependent with their velocity constraints) are projected out as
     the formulation projects M and F (codegen.formulation.constraints): with
     u_d = A u_i + b and u_d' = A u_i' + w, Y_r = Y_i + Aᵀ Y_d at those speeds and rates.
-    Configuration constraints (closed loops) and run-time constraints are refused."""
-    if model.q_dependent or model.configuration_constraints or \
-            (model.velocity_constraints and not model.u_dependent):
-        raise NotImplementedError(
-            f"model {model.name!r} has configuration or run-time constraints (a closed "
-            f"loop): the regressor is formed for trees and for dependent speeds only")
-    kin = Kinematics(model.q_ind, model.u_ind, model.kd_eqs, u_dependent=model.u_dependent)
+    Closed loops and run-time constraints go through the same projection, with the
+    independent speeds of codegen.identification.loops.split_speeds: Y_r = Tᵀ Y, T the
+    constraints' null space [I; A] at the state."""
+    split = split_speeds(model)
+    kin = split.kin
     g = gravity if gravity is not None else 0 * model.frame.x
     fm = None
-    if not model.u_dependent:
+    if not kin.m:
         try:
             fm = RelativeMotions(kin, model.frame, [])
             rows = _rows(fm, bodies, g, kin)
@@ -137,19 +138,27 @@ def form_regressor(model, bodies, gravity, terms=()) -> FormedRegressor:
     if fm is None:
         fm = Motions(kin, model.frame)
         rows = _rows(fm, bodies, g, kin)
+    # a joint term names its speed by the model's order, which a run-time split reorders
+    order = {str(u.func): j for j, u in enumerate(kin.u)}
+    terms = [replace(tm, speed=order[str(model.u_ind[tm.speed].func)]) for tm in terms]
     extra = joint_columns(terms, kin)
     rows = [row + [col[j] for col in extra] for j, row in enumerate(rows)]
-    p = len(model.u_ind)
+    p = kin.p
     items = list(fm.items)
-    if model.u_dependent:
-        rows, items = _projected(kin, model, rows, items, p)
-    return FormedRegressor(kin, rows, items, list(kin.us[:p]), list(kin.uds[:p]))
+    if kin.m:
+        rows, items = _projected(kin, split.velocity, rows, items, p)
+    # each state the program reads, at its position in the model's state
+    position = {str(s.func): k for k, s in enumerate(split.state)}
+    inputs = [(s, position[str(orig.func)]) for s, orig in zip(kin.qs, kin.q)]
+    inputs += [(s, position[str(orig.func)]) for s, orig in zip(kin.us[:p], kin.u[:p])]
+    return FormedRegressor(kin, rows, items, list(kin.us[:p]), list(kin.uds[:p]), inputs,
+                           split)
 
 
-def _projected(kin, model, rows, items, p):
+def _projected(kin, velocity, rows, items, p):
     """(Y_r, its intermediates) for dependent speeds: those of u_d, A and w first (the
     motions read u_d), then the motions' own with u_d' replaced."""
-    nh = dependent_speeds(kin, model.velocity_constraints, [], "LU")
+    nh = dependent_speeds(kin, velocity, [], "LU")
     nh_items, A, w = nh.intermediates(kin)
     rates = {kin.uds[p + k]: sm.Add(*[A[k, j] * kin.uds[j] for j in range(p)]) + w[k]
              for k in range(nh.m)}

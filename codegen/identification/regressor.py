@@ -3,8 +3,12 @@ parameters, and its compiled form.
 
 τ = Y(q, u, u') π, π the standard parameters (codegen.identification.parameters): Y is
 formed over the formulation's intermediates (codegen.identification.forming), its rank
-and column dependencies are exact (codegen.identification.exact), and ``generate``
-compiles Y and the base regressor Y_b with one CSE each (codegen.identification.compiled).
+and column dependencies are exact (codegen.identification.exact), ``generate`` compiles Y
+and the base regressor Y_b with one CSE each (codegen.identification.compiled), and
+``export_c`` writes them as standalone C (codegen.identification.standalone). Through
+constraints and closed loops Y is projected onto the independent speeds
+(codegen.identification.loops), and the exact states lie on the closure
+(codegen.identification.algebraic).
 """
 from __future__ import annotations
 
@@ -17,8 +21,10 @@ from .compiled import RegressorModule, build_module, regressor_source
 from .exact import RationalProgram, exact_dependencies, exact_number
 from .forming import form_regressor
 from .joints import joint_terms
+from .loops import loop_points
 from .parameters import gravity_of, standard_parameters
 from .program import regressor_program
+from .standalone import export_regressor_c
 
 __all__ = ["Regressor", "regressor", "INEXACT"]
 
@@ -43,7 +49,9 @@ def regressor(model, origins=None, gravity=None, joints=(), seed: int = 0) -> "R
 class Regressor:
     """A model's regressor: ``parameters`` (π, SymPy symbols, 10 per rigid body),
     ``values`` ({symbol: the model's number}), ``base`` (the base parameters as exact
-    combinations of π), ``base_table()``, and ``generate(name)`` (a compiled module)."""
+    combinations of π), ``base_table()``, ``speeds`` (Y's rows: the independent speeds),
+    ``state_names`` (x's entries), ``generate(name)`` (a compiled module) and
+    ``export_c(name)`` (standalone C)."""
 
     def __init__(self, model, origins=None, gravity=None, joints=(), seed: int = 0):
         self.model, self.seed = model, seed
@@ -57,7 +65,13 @@ class Regressor:
         self.values = {s: v for b in self.bodies for s, v in zip(b.symbols, b.values)}
         self.values.update({t.symbol: 0.0 for t in self.joint_terms})
         self._formed = form_regressor(model, self.bodies, self.gravity, self.joint_terms)
-        self.n, self.nx = len(model.u_ind), len(model.q_ind) + len(model.u_ind)
+        self.n, self.nx = len(self._formed.speeds), len(self._formed.split.state)
+        #: the independent speeds' names: Y's rows and u''s entries, in order
+        self.speeds = [str(u.func) for u in self._formed.kin.u[:self.n]]
+        #: the model's state names: x's entries, in order
+        self.state_names = [str(s.func) for s in self._formed.split.state]
+        #: whether Y is projected through constraints (dependent speeds, closed loops)
+        self.constrained = bool(self._formed.kin.m)
 
     def _with(self, number):
         """The formed regressor with the model's constants as number(value)."""
@@ -73,10 +87,16 @@ class Regressor:
     @cached_property
     def _dependencies(self):
         """(pivots, R): exact, from rational states (codegen.identification.exact)."""
+        exact = {k: sm.Rational(str(exact_number(v)))
+                 for k, v in self.model.parameter_values.items()}
         formed = self._with(lambda v: sm.Rational(str(exact_number(v))))
         evaluate = RationalProgram(regressor_program(self.model, formed), formed.kin.qs)
+        # a closed loop's states are drawn on its closure, exactly (algebraic numbers)
+        point = (loop_points(formed.split, exact, self.nx, self.n)
+                 if formed.split.q_dependent else None)
         pivots, R, self.samples, spread = exact_dependencies(
-            evaluate, self.nx, self.n, len(self.parameters), len(self.model.q_ind), self.seed)
+            evaluate, self.nx, self.n, len(self.parameters), len(formed.kin.qs), self.seed,
+            point)
         if spread < INEXACT:
             warnings.warn(
                 f"{self.model.name}: {len(pivots)} base parameters in exact arithmetic, but "
@@ -134,6 +154,11 @@ class Regressor:
         base = regressor_program(self.model, formed, self.pivots)
         return {"regressor": ("the regressor Y: tau = Y pi", full, len(self.parameters)),
                 "base_regressor": ("the base regressor Y_b: tau = Y_b beta", base, self.rank)}
+
+    def export_c(self, name: str, output_dir="generated") -> dict:
+        """Write Y and Y_b as standalone C, a header and a source, into output_dir/name/
+        (codegen.identification.standalone): {file name: Path}."""
+        return export_regressor_c(self, name, output_dir)
 
     def generate(self, name: str, output_dir="generated") -> RegressorModule:
         """Compile Y and Y_b as C into output_dir/name/ and load them."""

@@ -44,14 +44,6 @@ def test_mechanics_model(outdir, name, make, count):
     assert count == len(s) or s[count] < 1e-13
 
 
-def test_closed_loops_are_refused():
-    """Configuration constraints (a closed loop) are not done yet: said, not mis-solved."""
-    with pytest.raises(NotImplementedError, match="closed loop"):
-        regressor(examples.four_bar("reduced"))
-    with pytest.raises(NotImplementedError, match="closed loop"):
-        regressor(examples.four_bar("tree"))
-
-
 def test_inexact_numbers_are_named():
     """HyQ's file as written turns by 1.57079632679, whose float rotation is not exactly
     orthogonal: the exact rank (84) counts dependencies that rounding broke, and a warning
