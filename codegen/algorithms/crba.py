@@ -34,7 +34,8 @@ from sympy.core.function import AppliedUndef
 from ..programs.program import Input, Program, dependents, live_temporaries
 from ..progress import checkpoint
 # the forward recursion's inputs and transports, shared
-from .tree_passes import planar, transported, tree_inputs
+from .tree_passes import planar, skew_vector, transported, tree_inputs
+from ..symbolic.spatial import skew
 from .rnea import newton_euler
 
 __all__ = ["composite_programs", "eval_program", "mass_columns_program", "mass_entries",
@@ -159,8 +160,9 @@ def composite_inertias(nodes, W, T, define) -> list:
     for k in reversed(range(len(nodes))):            # children come after their parents
         checkpoint()
         nd, m = nodes[k], len(nodes[k].rows)
-        upper = {(i, c): define(f"Ic{k}_{i}_{c}", Ic[k][i, c])
-                 for i in range(m) for c in range(i, m)}
+        coupling = _skew_block(Ic[k], m, define, f"Ic{k}_")
+        upper = {(i, c): coupling[i, c] if (i, c) in coupling else
+                 define(f"Ic{k}_{i}_{c}", Ic[k][i, c]) for i in range(m) for c in range(i, m)}
         Ic[k] = sm.Matrix(m, m, lambda i, c: upper[min(i, c), max(i, c)])
         if nd.parent >= 0:
             if planar(nd):
@@ -169,6 +171,18 @@ def composite_inertias(nodes, W, T, define) -> list:
             else:
                 Ic[nd.parent] += T[k].congruence(Ic[k])
     return Ic
+
+
+def _skew_block(I, m, define, label) -> dict:
+    """A rigid body's coupling block h× (rows 0-2 x 3-5 of a 6-row inertia) kept skew
+    through the naming, so that the transport's congruence finds it so: {(i, c): entry}
+    of the upper triangle, its three distinct entries named once (label h0, h1, h2); {}
+    where it is not skew by structure."""
+    v = skew_vector(I[:3, 3:]) if m == 6 else None
+    if v is None:
+        return {}
+    h = skew(sm.Matrix([define(f"{label}h{i}", e) for i, e in enumerate(v)]))
+    return {(i, c): h[i, c - 3] for i in range(3) for c in range(3, 6)}
 
 
 def composite_mass(nodes, S, W, T, define, nu) -> list:

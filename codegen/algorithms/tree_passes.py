@@ -52,13 +52,21 @@ from ..symbolic.spatial import skew, spatial_transform
 from .ldlt import ldl_factor, ldl_solve, lu_factor, lu_solve
 
 __all__ = ["tree_inputs", "inward", "outward", "transported", "planar", "carried_acceleration",
-           "carried_biases"]
+           "carried_biases", "skew_vector"]
 
 
 def planar(nd) -> bool:
     """A one-speed node on at most three rows (a planar link): X applied as a matrix of
     a few entries, the joint's d formed from s's products (_general)."""
     return len(nd.speeds) == 1 and len(nd.rows) <= 3
+
+
+def skew_vector(b) -> list | None:
+    """v with b = v× where the 3 x 3 b is skew-symmetric by structure, else None."""
+    if any(b[i, i] != 0 for i in range(3)) or any(
+            sm.expand(b[i, c] + b[c, i]) != 0 for i in range(3) for c in range(i + 1, 3)):
+        return None
+    return [b[2, 1], b[0, 2], b[1, 0]]
 
 
 class _Definitions:
@@ -205,10 +213,17 @@ class _Transport:
         return full
 
     def congruence(self, It):
-        """Xᵀ Ĩ X on the parent's rows (Ĩ symmetric, on the child's)."""
+        """Xᵀ Ĩ X on the parent's rows (Ĩ symmetric, on the child's). A rigid body's
+        blocks keep their form under the rotation, without its products: Rᵀ (v×) R =
+        (Rᵀ v)× and Rᵀ (m 1) R = m 1 (R a rotation), as in a composite inertia."""
         R, rx, full = self.R, self.rx, self._embed(It)
-        A, B, C = (self._named(f"Tr{n}", R.T * self._named(f"Tm{n}", M * R), upper=n != "b")
-                   for n, M in (("a", full[:3, :3]), ("b", full[:3, 3:]), ("c", full[3:, 3:])))
+        a, b, c = full[:3, :3], full[:3, 3:], full[3:, 3:]
+        A = self._named("Tra", R.T * self._named("Tma", a * R), upper=True)
+        v = skew_vector(b)
+        B = skew(self._named("Trb", R.T * sm.Matrix(v))) if v is not None else \
+            self._named("Trb", R.T * self._named("Tmb", b * R))
+        C = c if c.is_diagonal() and len(set(c.diagonal())) == 1 else \
+            self._named("Trc", R.T * self._named("Tmc", c * R), upper=True)
         E = self._named("Te", B.T - C * rx)
         top = A - B * rx + rx * E
         right = B + rx * C

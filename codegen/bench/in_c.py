@@ -46,8 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FLAGS", "Unavailable", "Toolchain", "toolchain", "peer_object", "draw_states",
-           "tangent", "Driver", "build_driver", "run_driver", "measure"]
+__all__ = ["FLAGS", "PINOCCHIO_LIBS", "Unavailable", "Toolchain", "toolchain", "run_step",
+           "render_bench", "peer_object", "draw_states", "tangent", "compile_c",
+           "build_program", "export_model", "Driver", "build_driver", "run_driver", "measure"]
 
 #: the flags of both sides' compiles
 FLAGS = ("-O3", "-DNDEBUG", "-fno-math-errno")
@@ -132,7 +133,8 @@ def toolchain() -> Toolchain:
                      f"pinocchio {pinocchio.__version__}; {version_line(cc)}; {version_line(cxx)}")
 
 
-def _run(cmd, cwd: Path, what: str, timeout: float = 1800.0) -> None:
+def run_step(cmd, cwd: Path, what: str, timeout: float = 1800.0) -> None:
+    """cmd run in cwd, or RuntimeError naming what failed with the first error line."""
     try:
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -143,7 +145,8 @@ def _run(cmd, cwd: Path, what: str, timeout: float = 1800.0) -> None:
         raise RuntimeError(f"{what} failed: {first.strip()[:300]}")
 
 
-def _render(template: str, **data) -> str:
+def render_bench(template: str, **data) -> str:
+    """templates/bench/<template> rendered with data."""
     from ..emit.render import render
     return render(f"bench/{template}", **data)
 
@@ -152,8 +155,8 @@ def peer_object(tc: Toolchain, flags=FLAGS) -> Path:
     """Pinocchio's side compiled with flags, from the cache or compiled into it."""
     from ..pipeline.cache import cache_root
     from ..pipeline.files import write_atomic
-    source = _render("pinocchio_peer.cpp.j2")
-    header = _render("peer.h.j2")
+    source = render_bench("pinocchio_peer.cpp.j2")
+    header = render_bench("peer.h.j2")
     key = hashlib.sha256("\n".join((source, header, tc.identity(), *flags)).encode())
     path = cache_root() / "bench-in-c" / f"pinocchio_peer-{key.hexdigest()[:16]}.o"
     if path.is_file():
@@ -163,7 +166,7 @@ def peer_object(tc: Toolchain, flags=FLAGS) -> Path:
         build = Path(build)
         (build / "peer.h").write_text(header)
         (build / "pinocchio_peer.cpp").write_text(source)
-        _run([tc.cxx, "-std=c++17", *flags, "-fPIC", *(f"-I{d}" for d in tc.includes),
+        run_step([tc.cxx, "-std=c++17", *flags, "-fPIC", *(f"-I{d}" for d in tc.includes),
               *(f"-D{d}" for d in tc.defines), "-c", "pinocchio_peer.cpp", "-o", "peer.o"],
              build, "compiling Pinocchio's side")
         write_atomic(path, (build / "peer.o").read_bytes())
@@ -223,33 +226,56 @@ def _samples_text(model, floating: bool, p, n: int, perturb: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _build(tc: Toolchain, peer: Path, exports: list, name: str, jacobian_name: str,
-           build: Path, flags) -> Path:
-    """The driver program: the exports' C (one runtime) and the driver at flags, linked
-    with Pinocchio's side."""
-    bench = build / "bench"
-    bench.mkdir()
-    (bench / "peer.h").write_text(_render("peer.h.j2"))
-    (bench / "driver.c").write_text(_render("driver.c.j2", name=name,
-                                            jacobian_name=jacobian_name))
-    sources = [bench / "driver.c"]
-    for k, folder in enumerate(exports):
-        sources += [c for c in sorted(folder.glob("*.c")) if c.name != "cg_fused.c"
-                    and (k == 0 or not c.name.startswith("cg_"))]
-    include = [f"-I{d}" for d in (*exports, bench)]
+#: what the driver links with Pinocchio's side (its URDF parser)
+PINOCCHIO_LIBS = ("-lpinocchio_parsers", "-lurdfdom_model")
 
+
+def compile_c(tc: Toolchain, sources: list, include: list, build: Path, flags) -> list:
+    """The objects of C sources, compiled with flags beside them, in parallel."""
     def compile_one(c: Path) -> Path:
         obj = c.with_suffix(".o")
-        _run([tc.cc, *flags, *include, "-c", str(c), "-o", str(obj)], build,
-             f"compiling {c.name}")
+        run_step([tc.cc, *flags, *(f"-I{d}" for d in include), "-c", str(c), "-o", str(obj)],
+                 build, f"compiling {c.name}")
         return obj
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        objects = list(pool.map(compile_one, sources))
-    exe = build / f"{name}_bench"
-    _run([tc.cxx, *flags, *map(str, objects), str(peer), f"-L{tc.libdir}",
-          f"-Wl,-rpath,{tc.libdir}", "-lpinocchio_parsers", "-lurdfdom_model", "-lm", "-o",
-          str(exe)], build, "linking the driver")
+        return list(pool.map(compile_one, sources))
+
+
+def build_program(tc: Toolchain, peer: list, exports: list, name: str, jacobian_name: str,
+                  build: Path, flags, folder: str = "bench", libs=PINOCCHIO_LIBS) -> Path:
+    """The driver program in build/folder: the exports' C (one runtime) and the driver at
+    flags, linked with the peer's objects (peer.h's functions) and libs."""
+    bench = build / folder
+    bench.mkdir()
+    (bench / "peer.h").write_text(render_bench("peer.h.j2"))
+    (bench / "driver.c").write_text(render_bench("driver.c.j2", name=name,
+                                                 jacobian_name=jacobian_name))
+    sources = [bench / "driver.c"]
+    for k, export in enumerate(exports):
+        for c in sorted(export.glob("*.c")):
+            if c.name != "cg_fused.c" and (k == 0 or not c.name.startswith("cg_")):
+                # objects of their own per program, so that programs of other flags can share
+                # the export folder
+                target = bench / f"{export.name}-{c.name}"
+                shutil.copyfile(c, target)
+                sources.append(target)
+    objects = compile_c(tc, sources, [*exports, bench], build, flags)
+    exe = bench / f"{name}_bench"
+    run_step([tc.cxx, *flags, *map(str, objects), *map(str, peer), f"-L{tc.libdir}",
+              f"-Wl,-rpath,{tc.libdir}", *libs, "-lm", "-o", str(exe)], build,
+             "linking the driver")
     return exe
+
+
+def export_model(model, name: str, folder: Path, separate_jacobian: bool = False) -> list:
+    """The standalone exports a driver is built from: model exported with the default
+    options and, with separate_jacobian=True, again with jacobian=True (see build_driver)."""
+    from .. import GibbsAppellMethod
+    from ..export.standalone import export_c
+    names = [name] + ([f"{name}_jacobian"] if separate_jacobian else [])
+    return [export_c(GibbsAppellMethod(**model.kwargs), n, folder, constants=model.constants,
+                     specifieds=model.specifieds, driver=False,
+                     jacobian=True if n != name else None) for n in names]
 
 
 #: the driver's timed functions, as callgrind names them: (ours, Pinocchio's) per key
@@ -293,15 +319,10 @@ def build_driver(model, urdf: str, floating: bool, mimic: bool, name: str, folde
     default options left without its Jacobian; else the Jacobian is timed where the
     default build has it), linked with Pinocchio's side. Raises Unavailable where the
     toolchain is missing, RuntimeError (BuildError among them) where it does not build."""
-    from .. import GibbsAppellMethod
-    from ..export.standalone import export_c
     tc = tc or toolchain()
     peer = peer or peer_object(tc, flags)
-    names = [name] + ([f"{name}_jacobian"] if separate_jacobian else [])
-    exports = [export_c(GibbsAppellMethod(**model.kwargs), n, folder, constants=model.constants,
-                        specifieds=model.specifieds, driver=False,
-                        jacobian=True if n != name else None) for n in names]
-    exe = _build(tc, peer, exports, name, names[-1], Path(folder), flags)
+    exports = export_model(model, name, Path(folder), separate_jacobian)
+    exe = build_program(tc, [peer], exports, name, exports[-1].name, Path(folder), flags)
     return Driver(exe, model, urdf, floating, mimic, tuple(flags))
 
 

@@ -73,9 +73,24 @@ SECTIONS = [
      "program), with the build times; GRiD's published figures of Pinocchio with CppADCodeGen "
      "beside, from another machine.",
      ["codegen.bench.robots", "--symbolic"]),
+    ("Against Pinocchio's generated code", "Pinocchio + CppADCodeGen (CodeGenABA, "
+     "CodeGenRNEA, CodeGenCRBA, CodeGenABADerivatives: the algorithms taped on CppAD and "
+     "written out as C) against our standalone export, both sides' C compiled with the same "
+     "flags and called from one C driver (codegen.bench.in_c's), each pair checked on "
+     "random states (1e-9) before it is timed; plain Pinocchio's `aba` beside; the build "
+     "times of both sides. The peer's generator takes about six CPU-minutes to compile the "
+     "first time (cached).",
+     ["codegen.bench.cppadcg", "--flags", "base", "native"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
      ["codegen.bench.jacobian", "--n", "1", "4", "12", "20"]),
+    ("Optimal control with CasADi", "The same multiple-shooting NLPs (RK4, IPOPT from "
+     "CasADi's wheel, the same options and initial guess) with the dynamics as our CasADi "
+     "external (one call a node, and batched: one call for all nodes), as CasADi SX of "
+     "KanesMethod's equations (called in the MX graph, expanded, and CasADi's own C of it) "
+     "and, for the iiwa, as adam-robotics' SX model of the same URDF; each with IPOPT's "
+     "exact Hessian and with limited-memory. Each optimum is compared with the SX route's.",
+     ["codegen.bench.ocp", "--repeats", "3", "--cap", "300"]),
     ("Singular positions: the IFToMM mechanisms", "The N four-bar (A02) through its flat "
      "position and Bricard's mechanism (A04): precision reached and CPU time for 10 s, the SVD "
      "elimination with DOPRI5 against the index-3 augmented Lagrangian (ali3p).",
