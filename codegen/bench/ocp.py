@@ -206,6 +206,7 @@ def opty_solver(problem: str, folder: str):
                        tmp_dir=os.path.join(folder, f"opty_{problem}"))
     prob.add_option("tol", 1e-8)
     prob.add_option("print_level", 0)
+    prob.add_option("sb", "yes")          # IPOPT's banner would land in the table's output
     prob.add_option("max_iter", 3000)
     t_build = time.perf_counter() - t0
     s = np.linspace(0, 1, nodes)

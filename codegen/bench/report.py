@@ -80,7 +80,7 @@ SECTIONS = [
      "random states (1e-9) before it is timed; plain Pinocchio's `aba` beside; the build "
      "times of both sides. The peer's generator takes about six CPU-minutes to compile the "
      "first time (cached).",
-     ["codegen.bench.cppadcg", "--flags", "base", "native"]),
+     ["codegen.bench.cppadcg", "--robots", "iiwa", "ur5", "hyq", "--flags", "base", "native"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
      ["codegen.bench.jacobian", "--n", "1", "4", "12", "20"]),
