@@ -1,11 +1,15 @@
 """The regressors compiled: a program each (codegen.identification.program) printed by the
 code generator's C printer into templates/export/regressor.c.j2, built as a
-shared library by the pipeline's compiler, and called through ctypes."""
+shared library by the pipeline's compiler with a small CPython extension beside the kernels
+(templates/export/regressor_python.c.j2) for single calls, and ctypes for batches."""
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib.machinery
+import importlib.util
 import shutil
+import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -53,42 +57,25 @@ def regressor_source(name: str, model_name: str, n: int, nx: int, programs: dict
 
 class RegressorModule:
     """A compiled regressor: ``regressor(x, udot)`` (n x len(π)) and
-    ``base_regressor(x, udot)`` (n x len(base)), x in the model's state order."""
+    ``base_regressor(x, udot)`` (n x len(base)), x in the model's state order; module: the
+    name of the CPython extension the library holds (build_module)."""
 
-    def __init__(self, library: Path, name: str, n: int, nx: int, p: int, nb: int):
+    def __init__(self, library: Path, name: str, n: int, nx: int, p: int, nb: int,
+                 module: str):
         self.library, self.name, self.n, self.nx, self.p, self.nb = library, name, n, nx, p, nb
-        # PyDLL keeps the GIL through a call, so the buffers below are never shared by
-        # two calls at once
         self._lib = ctypes.PyDLL(str(library))
         self._fns = {}
         for f in ("regressor", "base_regressor"):
-            fn = getattr(self._lib, f"{name}_{f}")
-            fn.restype = None
-            fn.argtypes = [ctypes.c_void_p] * 3
-            self._fns[f] = fn
             batch = getattr(self._lib, f"{name}_{f}_batch")
             batch.restype = None
             batch.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * 3
             self._fns[f + "_batch"] = batch
-        # a single call's inputs and outputs go through buffers whose addresses are read
-        # once: reading an array's address costs more than the kernel
-        self._x, self._ud = np.empty(nx), np.empty(n)
-        self._out = {"regressor": np.empty((n, p)), "base_regressor": np.empty((n, nb))}
-        self._args = {f: (self._x.ctypes.data, self._ud.ctypes.data, Y.ctypes.data)
-                      for f, Y in self._out.items()}
-
-    def _call(self, f: str, x, udot) -> np.ndarray:
-        try:
-            self._x[:] = x
-            self._ud[:] = udot
-        except (ValueError, TypeError):
-            raise ValueError(f"x must have shape ({self.nx},) and udot ({self.n},); got "
-                             f"{np.shape(x)} and {np.shape(udot)}") from None
-        if np.ndim(x) != 1 or np.ndim(udot) != 1:
-            raise ValueError(f"x must have shape ({self.nx},) and udot ({self.n},); got "
-                             f"{np.shape(x)} and {np.shape(udot)}")
-        self._fns[f](*self._args[f])
-        return self._out[f].copy()
+        loader = importlib.machinery.ExtensionFileLoader(module, str(library))
+        spec = importlib.util.spec_from_file_location(module, str(library), loader=loader)
+        ext = importlib.util.module_from_spec(spec)
+        loader.exec_module(ext)
+        # the single calls go straight to the extension, which converts and checks
+        self._y, self._yb = ext.regressor, ext.base_regressor
 
     def batch(self, f: str, X, UD) -> np.ndarray:
         """f ("regressor" or "base_regressor") at N samples in one call: X (N x nx),
@@ -103,27 +90,35 @@ class RegressorModule:
         self._fns[f + "_batch"](len(X), X.ctypes.data, UD.ctypes.data, Y.ctypes.data)
         return Y
 
-    def regressor(self, x, udot) -> np.ndarray:
-        """Y at the state x and accelerations udot: τ = Y π."""
-        return self._call("regressor", x, udot)
+    def regressor(self, x, udot, out=None) -> np.ndarray:
+        """Y at the state x and accelerations udot: τ = Y π; out: a float64 C-contiguous
+        (n x len(π)) array to write Y into and return (default: a new one)."""
+        return self._y(x, udot, out)
 
-    def base_regressor(self, x, udot) -> np.ndarray:
-        """Y_b, the base parameters' columns: τ = Y_b β."""
-        return self._call("base_regressor", x, udot)
+    def base_regressor(self, x, udot, out=None) -> np.ndarray:
+        """Y_b, the base parameters' columns: τ = Y_b β; out as for regressor."""
+        return self._yb(x, udot, out)
 
 
 def build_module(name: str, source: str, output_dir, dims: tuple, flags=PORTABLE_FLAGS):
-    """Compile source into output_dir/name/ (the source beside the library) and load it;
-    dims (n, nx, p, nb)."""
+    """Compile source into output_dir/name/ (the source beside the library) with its
+    CPython extension (templates/export/regressor_python.c.j2) and load it; dims
+    (n, nx, p, nb)."""
+    n, nx, p, nb = dims
     target = prepare_dir(output_dir, name)
     (target / f"{name}_regressor.c").write_text(source)
     # the library's name carries its source's digest: a process that loaded an older
     # build keeps it (dlopen caches by path), and a new source gets a new file
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-    built = compile_library({f"{name}_regressor.c": source}, [f"{name}_regressor.c"],
-                            f"{name}_regressor_{digest}", flags, target,
+    module = f"{name}_regressor_{digest}"
+    functions = [{"name": "regressor", "columns": p}, {"name": "base_regressor", "columns": nb}]
+    wrapper = render("export/regressor_python.c.j2", name=name, module=module, n=n, nx=nx,
+                     functions=functions)
+    files = {f"{name}_regressor.c": source, f"{name}_python.c": wrapper}
+    built = compile_library(files, list(files), module, flags, target,
+                            include_dirs=[sysconfig.get_paths()["include"], np.get_include()],
                             what=f"regressor {name!r}")
     final = target / built.name
     shutil.move(str(built), str(final))
     shutil.rmtree(built.parent, ignore_errors=True)
-    return RegressorModule(final, name, *dims)
+    return RegressorModule(final, name, n, nx, p, nb, module)

@@ -90,6 +90,31 @@ def test_bad_data(arm):
         estimate(W, np.zeros((20, 3)), 2)
 
 
+def test_single_calls_take_any_vector_and_an_out(arm):
+    """The extension's call takes float64 vectors in place and writes out; lists, other
+    kinds and byte orders, and strided views are converted first, to the same Y; wrong
+    shapes of x, u' and out are refused by name."""
+    _, reg, mod = arm
+    x, ud = np.array([0.125, 0.25, -0.5, 0.75]), np.array([0.375, -0.5])   # float32's too
+    Y = mod.regressor(x, ud)
+    out = np.full((2, len(reg.parameters)), np.nan)
+    assert mod.regressor(x, ud, out=out) is out and np.array_equal(out, Y)
+    wide = np.zeros((4, 2))
+    wide[:, 0] = x
+    for a, b in ((list(x), tuple(ud)), (x.astype(">f8"), ud.astype(np.float32)),
+                 (wide[:, 0], ud), (x.astype(np.float32), ud)):
+        assert np.array_equal(mod.regressor(a, b), Y)
+    Yb = mod.base_regressor(x, ud)
+    assert np.array_equal(mod.base_regressor(x, ud, out=np.empty_like(Yb)), Yb)
+    for a, b in ((x[:3], ud), (x, ud[:1]), (x.reshape(2, 2), ud), (0.0, ud)):
+        with pytest.raises(ValueError, match="x must have shape"):
+            mod.regressor(a, b)
+    for bad in (np.empty((2, 3)), np.empty(out.size), out.T.copy().T, out.astype(">f8"),
+                np.empty(out.shape, dtype=np.float32), [[0.0] * out.shape[1]] * 2):
+        with pytest.raises(ValueError, match="out must be"):
+            mod.regressor(x, ud, out=bad)
+
+
 def test_joint_terms(arm, tmp_path):
     """Friction, armature and offsets per joint: the shoulder's rotor inertia groups into
     the first link's, as Khalil's ZZ1R = ZZ1 + Ia1 + l² M2; the other seven stay apart,
