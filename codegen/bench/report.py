@@ -91,6 +91,11 @@ SECTIONS = [
      "and, for the iiwa, as adam-robotics' SX model of the same URDF; each with IPOPT's "
      "exact Hessian and with limited-memory. Each optimum is compared with the SX route's.",
      ["codegen.bench.ocp", "--repeats", "3", "--cap", "300"]),
+    ("Identification: the regressor", "The inertial parameters' regressor Y (tau = Y pi, "
+     "Pinocchio's 10 parameters a body) per call against pinocchio.computeJointTorqueRegressor, "
+     "from Python and from one C driver, each state checked equal (1e-9) before it is timed; "
+     "the exact base parameters' count and time.",
+     ["codegen.bench.identification", "--in-c"]),
     ("Singular positions: the IFToMM mechanisms", "The N four-bar (A02) through its flat "
      "position and Bricard's mechanism (A04): precision reached and CPU time for 10 s, the SVD "
      "elimination with DOPRI5 against the index-3 augmented Lagrangian (ali3p).",
