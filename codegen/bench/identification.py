@@ -30,7 +30,6 @@ first. The table is Markdown.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import statistics
@@ -48,6 +47,7 @@ from .in_c import (
     FLAGS,
     PINOCCHIO_LIBS,
     Unavailable,
+    cached_cxx_object,
     compile_c,
     render_bench,
     run_step,
@@ -89,24 +89,9 @@ def check_agreement(mod, model, pm, pd, states) -> float:
 def regressor_peer(tc, flags=FLAGS) -> Path:
     """Pinocchio's regressor (templates/bench/regressor_peer.cpp.j2) compiled with flags
     by tc (a codegen.bench.in_c.Toolchain), from the cache or compiled into it."""
-    from ..pipeline.cache import cache_root
-    from ..pipeline.files import write_atomic
-    source = render_bench("regressor_peer.cpp.j2")
-    header = render_bench("regressor_peer.h.j2")
-    key = hashlib.sha256("\n".join((source, header, tc.identity(), *flags)).encode())
-    path = cache_root() / "bench-in-c" / f"regressor_peer-{key.hexdigest()[:16]}.o"
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent) as build:
-        build = Path(build)
-        (build / "regressor_peer.h").write_text(header)
-        (build / "regressor_peer.cpp").write_text(source)
-        run_step([tc.cxx, "-std=c++17", *flags, "-fPIC", *(f"-I{d}" for d in tc.includes),
-                  *(f"-D{d}" for d in tc.defines), "-c", "regressor_peer.cpp", "-o", "peer.o"],
-                 build, "compiling Pinocchio's regressor")
-        write_atomic(path, (build / "peer.o").read_bytes())
-    return path
+    return cached_cxx_object(tc, flags, render_bench("regressor_peer.cpp.j2"),
+                             render_bench("regressor_peer.h.j2"), "regressor_peer.h",
+                             "regressor_peer", "compiling Pinocchio's regressor")
 
 
 def in_c(reg, model, urdf: str, floating: bool, states, folder: Path, calls: int = 20000,

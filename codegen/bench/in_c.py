@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["FLAGS", "PINOCCHIO_LIBS", "Unavailable", "Toolchain", "toolchain", "run_step",
-           "render_bench", "peer_object", "draw_states", "tangent", "compile_c",
+           "render_bench", "cached_cxx_object", "peer_object", "draw_states", "tangent", "compile_c",
            "build_program", "export_model", "Driver", "build_driver", "run_driver", "measure"]
 
 #: the flags of both sides' compiles
@@ -151,26 +151,34 @@ def render_bench(template: str, **data) -> str:
     return render(f"bench/{template}", **data)
 
 
-def peer_object(tc: Toolchain, flags=FLAGS) -> Path:
-    """Pinocchio's side compiled with flags, from the cache or compiled into it."""
+def cached_cxx_object(tc: Toolchain, flags, source: str, header: str, header_name: str,
+                      stem: str, what: str) -> Path:
+    """The C++ source (with its header beside it as header_name) compiled with flags into
+    an object in the cache ($CODEGEN_CACHE/bench-in-c/<stem>-<key>.o, keyed by both texts,
+    the toolchain and the flags), or the one already there."""
     from ..pipeline.cache import cache_root
     from ..pipeline.files import write_atomic
-    source = render_bench("pinocchio_peer.cpp.j2")
-    header = render_bench("peer.h.j2")
     key = hashlib.sha256("\n".join((source, header, tc.identity(), *flags)).encode())
-    path = cache_root() / "bench-in-c" / f"pinocchio_peer-{key.hexdigest()[:16]}.o"
+    path = cache_root() / "bench-in-c" / f"{stem}-{key.hexdigest()[:16]}.o"
     if path.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as build:
         build = Path(build)
-        (build / "peer.h").write_text(header)
-        (build / "pinocchio_peer.cpp").write_text(source)
+        (build / header_name).write_text(header)
+        (build / f"{stem}.cpp").write_text(source)
         run_step([tc.cxx, "-std=c++17", *flags, "-fPIC", *(f"-I{d}" for d in tc.includes),
-              *(f"-D{d}" for d in tc.defines), "-c", "pinocchio_peer.cpp", "-o", "peer.o"],
-             build, "compiling Pinocchio's side")
+                  *(f"-D{d}" for d in tc.defines), "-c", f"{stem}.cpp", "-o", "peer.o"],
+                 build, what)
         write_atomic(path, (build / "peer.o").read_bytes())
     return path
+
+
+def peer_object(tc: Toolchain, flags=FLAGS) -> Path:
+    """Pinocchio's side compiled with flags, from the cache or compiled into it."""
+    return cached_cxx_object(tc, flags, render_bench("pinocchio_peer.cpp.j2"),
+                             render_bench("peer.h.j2"), "peer.h", "pinocchio_peer",
+                             "compiling Pinocchio's side")
 
 
 def tangent(x, floating: bool, nq: int, nv: int) -> np.ndarray:
