@@ -255,23 +255,17 @@ def shooting_nlp(f, p, problem: str | Problem = "swingup"):
     X = ca.MX.sym("X", nx, N + 1)
     U = ca.MX.sym("U", nr, N)
     P = ca.DM(p)
+
+    def rk4(x, u):
+        k1 = f(x, u, P)
+        k2 = f(x + h / 2 * k1, u, P)
+        k3 = f(x + h / 2 * k2, u, P)
+        k4 = f(x + h * k3, u, P)
+        return x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
     if f.size2_in(0) == N:                  # batched: every node at once
-        Xk = X[:, :N]
-        k1 = f(Xk, U, P)
-        k2 = f(Xk + h / 2 * k1, U, P)
-        k3 = f(Xk + h / 2 * k2, U, P)
-        k4 = f(Xk + h * k3, U, P)
-        g = ca.vec(X[:, 1:] - (Xk + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)))
+        g = ca.vec(X[:, 1:] - rk4(X[:, :N], U))
     else:
-        parts = []
-        for k in range(N):
-            xk, uk = X[:, k], U[:, k]
-            k1 = f(xk, uk, P)
-            k2 = f(xk + h / 2 * k1, uk, P)
-            k3 = f(xk + h / 2 * k2, uk, P)
-            k4 = f(xk + h * k3, uk, P)
-            parts.append(X[:, k + 1] - (xk + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)))
-        g = ca.vertcat(*parts)
+        g = ca.vertcat(*[X[:, k + 1] - rk4(X[:, k], U[:, k]) for k in range(N)])
     J = h * ca.sumsqr(U)
     w = ca.vertcat(ca.vec(X), ca.vec(U))
     lbx = np.tile(np.r_[spec.lbq if spec.lbq else [-np.inf] * nq, [-np.inf] * nq], N + 1)

@@ -31,8 +31,9 @@ from ..emit.printer import CPrinter
 from ..equations.signals import Signals
 from ..emit.render import render, runtime_sources
 
-__all__ = ["CASADI_FLAGS", "build_library", "casadi_function", "casadi_module", "casadi_sources",
-           "ccs", "equations_like", "export_casadi", "program_lines", "rk4_step"]
+__all__ = ["CASADI_FLAGS", "SparsityTables", "build_library", "casadi_function", "casadi_module",
+           "casadi_sources", "ccs", "equations_like", "export_casadi", "library_folder",
+           "program_lines", "rk4_step"]
 
 #: the wrapper's build: -fvisibility=hidden keeps the runtime's cg_* symbols inside the
 #: library, so that two models' libraries load side by side
@@ -88,11 +89,26 @@ def casadi_sources(eq, name: str, hessian: bool = True, parameters: bool = False
         functions += layout.functions(f"{name}_map{int(nodes)}", int(nodes), hessian)
     return render("export/casadi.c.j2", name=name, model_c=[f"{name}.c"], nq=nq, nu=nu,
                   nx=n["x"], nr=n["r"], np=n["p"], nd=sd.nd, blocks=blocks, hessian=hessian,
-                  sparsities=layout.sparsities, doff=[doff.get(b, -1) for b in BLOCKS],
+                  sparsities=layout.sp.tables, doff=[doff.get(b, -1) for b in BLOCKS],
                   jac_sp=[f"cgx_s{i}" for i in layout.jac_sp],
                   ja_sp=[f"cgx_s{i}" for i in layout.ja_sp],
                   second=program_lines(sd.program) if hessian else [],
                   functions=functions)
+
+
+class SparsityTables:
+    """The distinct sparsity tables of one library, each written once: calling it with a
+    table (CasADi's compressed-column list) returns the table's index."""
+
+    def __init__(self):
+        self.tables, self._index = [], {}
+
+    def __call__(self, pattern: list) -> int:
+        key = tuple(pattern)
+        if key not in self._index:
+            self._index[key] = len(self.tables)
+            self.tables.append(list(pattern))
+        return self._index[key]
 
 
 class _Layout:
@@ -103,20 +119,13 @@ class _Layout:
 
     def __init__(self, n: dict, nu: int, doff: dict, sd):
         self.n, self.nu, self.doff, self.sd = n, nu, doff, sd
-        self.sparsities, self._index = [], {}
+        self.sp = SparsityTables()
         # the per-node tables the C's scatter reads (each batched block repeats them)
         self.jac_sp = [self.pattern(1, "x", b, self.jblock(b)) for b in BLOCKS]
         self.ja_sp = []
         for o in BLOCKS:
             for w in (*BLOCKS, "out_xdot", "adj_xdot"):
                 self.ja_sp.append(self.pattern(1, o, w, self.hpairs(o, w)))
-
-    def sp(self, pattern: list) -> int:
-        key = tuple(pattern)
-        if key not in self._index:
-            self._index[key] = len(self.sparsities)
-            self.sparsities.append(pattern)
-        return self._index[key]
 
     def jblock(self, b) -> set:
         """∂x'/∂b's nonzeros"""
@@ -225,6 +234,18 @@ def _refuse_constraints(nc: int, name: str) -> None:
                          f"(write the constraints as NLP constraints on a model without them)")
 
 
+def library_folder(mod) -> Path:
+    """Where mod's CasADi libraries are built: beside its sources (``casadi/``), or in the
+    user's temporary folder when the sources sit in a read-only cache."""
+    folder = Path(mod.source_dir) / "casadi"
+    try:
+        folder.mkdir(exist_ok=True)
+    except PermissionError:
+        folder = Path(tempfile.gettempdir()) / f"codegen-casadi-{mod.name}"
+        folder.mkdir(exist_ok=True)
+    return folder
+
+
 def build_library(files: dict, name: str, folder: Path, flags) -> Path:
     """lib<name>_casadi_<hash> in folder, compiled once per sources and flags."""
     digest = hashlib.sha256(repr((sorted(files.items()), tuple(flags))).encode()).hexdigest()[:16]
@@ -284,13 +305,7 @@ def casadi_function(mod, eom, hessian: bool = True, parameters: bool = False,
              if p.suffix in (".c", ".h") and p.is_file()}
     files.update(runtime_sources())
     files[f"{mod.name}_casadi.c"] = casadi_sources(eq, mod.name, hessian, parameters, nodes)
-    folder = src / "casadi"
-    try:
-        folder.mkdir(exist_ok=True)
-    except PermissionError:      # a read-only cache: build in the user's temporary folder
-        folder = Path(tempfile.gettempdir()) / f"codegen-casadi-{mod.name}"
-        folder.mkdir(exist_ok=True)
-    lib = build_library(files, mod.name, folder, flags)
+    lib = build_library(files, mod.name, library_folder(mod), flags)
     return ca.external(mod.name if nodes == 1 else f"{mod.name}_map{nodes}", str(lib))
 
 

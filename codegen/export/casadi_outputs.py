@@ -16,9 +16,6 @@ follow CasADi's vectorization (column after column).
 """
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import sympy as sm
 
 from ..emit.render import render
@@ -26,10 +23,12 @@ from ..equations.signals import Signals
 from ..programs.program import make_program
 from .casadi import (
     CASADI_FLAGS,
+    SparsityTables,
     build_library,
     casadi_module,
     ccs,
     equations_like,
+    library_folder,
     program_lines,
 )
 
@@ -40,17 +39,15 @@ BLOCKS = ("x", "r", "p")
 
 
 class _Sparsities:
-    """The distinct sparsity tables of a library, each written once."""
+    """A library's distinct sparsity tables (casadi.SparsityTables) taken as (nrow, ncol,
+    entries)."""
 
     def __init__(self):
-        self.tables, self._index = [], {}
+        self.registry = SparsityTables()
+        self.tables = self.registry.tables
 
     def __call__(self, nrow: int, ncol: int, entries) -> int:
-        key = tuple(ccs(nrow, ncol, entries))
-        if key not in self._index:
-            self._index[key] = len(self.tables)
-            self.tables.append(list(key))
-        return self._index[key]
+        return self.registry(ccs(nrow, ncol, entries))
 
 
 def _read_through(eq) -> dict:
@@ -78,8 +75,14 @@ def _one_output(eq, out, gname: str, blocks: tuple, sps: _Sparsities, defs: dict
     lam = sm.symbols(f"cgo_lam0:{ny}", real=True)
     jac = {b: [[sm.diff(e, z) for z in zs[b]] for e in y] if b in blocks else None
            for b in BLOCKS}
-    phi = sum((lam[k] * y[k] for k in range(ny)), sm.S.Zero)
-    grad = {b: [sm.diff(phi, z) for z in zs[b]] for b in blocks}
+    # ∇(λᵀy) = Jᵀλ; its derivative, the Hessian, formed once for each pair of blocks
+    grad = {b: [sum((lam[k] * jac[b][k][l] for k in range(ny)), sm.S.Zero)
+                for l in range(n[b])] for b in blocks}
+    hess = {}
+    for i, o in enumerate(blocks):
+        for w in blocks[:i + 1]:
+            hess[o, w] = [[sm.diff(grad[o][k], z) for z in zs[w]] for k in range(n[o])]
+            hess[w, o] = [list(col) for col in zip(*hess[o, w])]
 
     def nonzeros(matrix, nrow, ncol):
         """(CCS entries, their expressions in CCS order) of a nrow x ncol list of rows"""
@@ -104,8 +107,7 @@ def _one_output(eq, out, gname: str, blocks: tuple, sps: _Sparsities, defs: dict
         for w in (*BLOCKS, f"out_{out.name}", f"adj_{out.name}"):
             ncol = n[w] if w in BLOCKS else ny
             if o in blocks and w in blocks:
-                hess = [[sm.diff(grad[o][k], z) for z in zs[w]] for k in range(n[o])]
-                pairs, exprs = nonzeros(hess, n[o], ncol)
+                pairs, exprs = nonzeros(hess[o, w], n[o], ncol)
             elif o in blocks and w == f"adj_{out.name}":     # d adj_o / d lam = J_oᵀ
                 pairs, exprs = nonzeros([[jac[o][k][l] for k in range(ny)]
                                          for l in range(n[o])], n[o], ncol)
@@ -164,11 +166,5 @@ def casadi_outputs(mod, eom, outputs: dict, parameters: bool = False,
     ca = casadi_module()
     eq = equations_like(mod, eom, Signals(outputs=outputs))
     files = {f"{mod.name}_outputs.c": casadi_output_sources(eq, mod.name, parameters)}
-    folder = Path(mod.source_dir) / "casadi"
-    try:
-        folder.mkdir(exist_ok=True)
-    except PermissionError:      # a read-only cache: build in the user's temporary folder
-        folder = Path(tempfile.gettempdir()) / f"codegen-casadi-{mod.name}"
-        folder.mkdir(exist_ok=True)
-    lib = build_library(files, f"{mod.name}_outputs", folder, flags)
+    lib = build_library(files, f"{mod.name}_outputs", library_folder(mod), flags)
     return {out.name: ca.external(f"{mod.name}_{out.name}", str(lib)) for out in eq.outputs}
