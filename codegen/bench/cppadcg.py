@@ -16,7 +16,8 @@ codegen.bench.in_c (templates/bench/cppadcg_peer.c.j2 behind peer.h). A timed ca
 the inputs into one vector, as CodeGen*'s evalFunction does, and calls the generated
 function; evalFunction's copies of the outputs into Eigen matrices are left out (the
 peer at its fastest), while ours is the runtime's API (cg_rhs checks its inputs and
-outputs; cg_mass_matrix unpacks the full M). The driver checks every sample (1e-9) before
+outputs; cg_mass_matrix_packed leaves M's packed triangle, as CodeGenCRBA's
+output is). The driver checks every sample (1e-9) before
 it times a pair; the states, the samples and the timing protocol are in_c's. At the base
 flags the driver also runs under callgrind (instructions per call: figures that other
 work on a shared machine does not disturb).
@@ -253,7 +254,7 @@ def measure_robot(name: str, shared: Path, rows=("base", "native"), convention: 
 
 #: the table's algorithms: (driver key, CppADCodeGen's function, ours)
 _PAIRS = (("fd", "ABA", "cg_rhs"), ("id", "RNEA", "cg_inverse_dynamics"),
-          ("mass", "CRBA", "cg_mass_matrix"), ("jacobian", "ABA derivatives", "cg_jacobian"))
+          ("mass", "CRBA", "cg_mass_matrix_packed"), ("jacobian", "ABA derivatives", "cg_jacobian"))
 
 
 def _us(t) -> str:

@@ -3,7 +3,7 @@
 From Python, a call's fixed cost (argument checks, array conversions) hides the
 kernel. Here both sides are called from one C program, the same way: the
 standalone export of the model (``codegen.export_c``: ``cg_rhs``,
-``cg_inverse_dynamics``, ``cg_mass_matrix``, ``cg_jacobian``) and Pinocchio's
+``cg_inverse_dynamics``, ``cg_mass_matrix_packed``, ``cg_jacobian``) and Pinocchio's
 ``aba``, ``rnea``, ``crba`` and ``computeABADerivatives`` on the same URDF, loaded
 by Pinocchio's own C++ parser (``pinocchio::urdf::buildModel``, a
 ``JointModelFreeFlyer`` root for floating-base robots), each behind one function

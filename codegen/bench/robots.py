@@ -280,7 +280,7 @@ def main(argv=None) -> int:
     if peer:
         _in_c_table(results, "Per call in C [µs], ratio = Pinocchio / ours, and the ratio "
                     "from Python of the first table: one C program per robot calls our "
-                    "standalone export (cg_rhs, cg_inverse_dynamics, cg_mass_matrix, "
+                    "standalone export (cg_rhs, cg_inverse_dynamics, cg_mass_matrix_packed, "
                     "cg_jacobian) and Pinocchio's C++ algorithms on the same URDF "
                     "(pinocchio::urdf::buildModel), each through one function call; both "
                     f"compiled with {' '.join(in_c.FLAGS)} ({tc.version}), Pinocchio's "

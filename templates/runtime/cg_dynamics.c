@@ -172,16 +172,26 @@ CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p,
     return cg_dynamics(m, t, x, p, r, dx);
 }
 
+CG_API int cg_mass_matrix_packed(const cg_model *m, double t, const double *x, const double *p,
+                                 const double *r, double *Mp)
+{
+    CG_FIX_MODEL(m);
+    const int nu = m->nu, nc = m->nc;
+    double qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
+    double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+    if (m->mass) m->mass(t, x, p, r, Mp);
+    else m->eval(t, x, p, r, qd, Mp, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+    return m->nm;
+}
+
 CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
                     const double *r, double *M)
 {
     CG_FIX_MODEL(m);
-    const int nu = m->nu, nc = m->nc;
-    double Ms[CG_LEN(m->nm)], qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
-    double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+    const int nu = m->nu;
+    double Ms[CG_LEN(m->nm)];
     int i;
-    if (m->mass) m->mass(t, x, p, r, Ms);
-    else m->eval(t, x, p, r, qd, Ms, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+    cg_mass_matrix_packed(m, t, x, p, r, Ms);
     if (m->flags & CG_SYMMETRIC) cg_unpack(nu, Ms, M);
     else for (i = 0; i < nu * nu; i++) M[i] = Ms[i];
 }

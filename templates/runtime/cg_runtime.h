@@ -44,6 +44,11 @@ CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p,
    algorithm, where it has one, else from eval) and F (nu) */
 CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
                     const double *r, double *M);
+/* M as the model forms it, into Mp (m->nm entries, the count returned): where M is
+   symmetric (CG_SYMMETRIC) its lower triangle packed row by row, M[i][j] (j <= i) at
+   i (i + 1) / 2 + j, else the full M row-major; no copy into the square */
+CG_API int cg_mass_matrix_packed(const cg_model *m, double t, const double *x, const double *p,
+                                 const double *r, double *Mp);
 CG_API void cg_forcing(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *F);
 /* inverse dynamics: tau = M ud - F (nu) for the given u' = ud (nu), the generalized
