@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 import sympy as sm
 
 __all__ = ["URDFError", "Inertial", "Visual", "Link", "Joint", "Description", "parse_urdf",
-           "MOVABLE", "rpy_matrix", "exact_rpy_matrix", "QUARTER_TURN_TOL"]
+           "MOVABLE", "rpy_matrix", "exact_rpy_matrix", "QUARTER_TURN_TOL",
+           "quarter_turn_rpy", "snap_quarter_turns", "write_quarter_turns"]
 
 #: the joint types a model can be built from (fixed joints merge their child into the parent)
 MOVABLE = ("revolute", "continuous", "prismatic")
@@ -155,6 +157,75 @@ def exact_rpy_matrix(rpy):
     Ry = sm.Matrix([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
     Rx = sm.Matrix([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
     return Rz * Ry * Rx
+
+
+def quarter_turn_rpy(rpy) -> tuple:
+    """rpy as floats whose rotation is exact_rpy_matrix(rpy) to rounding: where that is a
+    signed permutation, the multiples of π/2 nearest rpy that make it (a gimbal lock's
+    roll and yaw included), else each angle within QUARTER_TURN_TOL of a quarter turn made
+    k·(π/2) in floats; rpy itself where nothing is snapped."""
+    R, near = rpy_matrix(rpy), _rounded(rpy)
+    if all(abs(e - n) < QUARTER_TURN_TOL for row, nrow in zip(R, near) for e, n in zip(row, nrow)):
+        def off(k, a):                  # distance of a from k·(π/2) around the circle
+            d = (a - k * math.pi / 2) % (2 * math.pi)
+            return min(d, 2 * math.pi - d)
+        best = min(((kr, kp, ky) for kr in range(-1, 3) for kp in range(-1, 3)
+                    for ky in range(-1, 3)
+                    if _rounded([k * math.pi / 2 for k in (kr, kp, ky)]) == near),
+                   key=lambda ks: sum(off(k, a) for k, a in zip(ks, rpy)))
+        # the written multiple's turn where it names the same angle
+        out = []
+        for k, a in zip(best, rpy):
+            m = round(a / (math.pi / 2))
+            out.append(m * (math.pi / 2) if (m - k) % 4 == 0 else k * (math.pi / 2))
+        return tuple(float(a) for a in out)
+    out = []
+    for a in rpy:
+        k = round(a / (math.pi / 2))
+        out.append(float(k * (math.pi / 2)) if abs(a - k * math.pi / 2) < QUARTER_TURN_TOL else a)
+    return tuple(out)
+
+
+def _rounded(rpy) -> list:
+    return [[round(e) for e in row] for row in rpy_matrix(rpy)]
+
+
+_ORIGIN = re.compile(r"<origin\b[^>]*>")
+_RPY = re.compile(r"""(\brpy\s*=\s*)(["'])([^"']*)\2""")
+
+
+def snap_quarter_turns(text: str) -> tuple:
+    """(text, changed): a URDF's text with each <origin>'s rpy replaced by
+    quarter_turn_rpy's floats (repr) where they differ, so that a float reader (Pinocchio)
+    loads the rotations from_urdf(..., exact=True) builds; changed: how many origins.
+    Everything else is kept as written."""
+    changed = 0
+
+    def rpy(m):
+        nonlocal changed
+        try:
+            written = tuple(float(s) for s in m.group(3).split())
+        except ValueError:
+            return m.group(0)
+        if len(written) != 3 or not all(math.isfinite(a) for a in written):
+            return m.group(0)
+        snapped = quarter_turn_rpy(written)
+        if snapped == written:
+            return m.group(0)
+        changed += 1
+        return f"{m.group(1)}{m.group(2)}{' '.join(map(repr, snapped))}{m.group(2)}"
+    out = _ORIGIN.sub(lambda o: _RPY.sub(rpy, o.group(0)), text)
+    return out, changed
+
+
+def write_quarter_turns(path, out) -> int:
+    """Write to out a copy of the URDF file path with snap_quarter_turns applied; the
+    number of origins changed."""
+    with open(path, encoding="utf-8") as f:
+        text, changed = snap_quarter_turns(f.read())
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
+    return changed
 
 
 def _snap(e: float) -> float:
