@@ -33,7 +33,7 @@ def urdf_shapes(model, mesh_dirs=()) -> list:
     are looked for under mesh_dirs (the URDF's folder, package roots); one that is not an
     STL, OBJ or COLLADA file, or that cannot be found, is left out with a warning that
     names it."""
-    from ..robots.urdf import rpy_matrix
+    from ..robots.rotations import rpy_matrix
     shapes = []
     for visual, body, R, p in model.geometry:
         frame, point = model.links[body] if body is not None else (model.frame, model.origin)

@@ -12,10 +12,10 @@ rigid-body dynamics benchmark, the UR5 of example-robot-data), loaded with
 parameters):
 
 - the mapping of conventions: exact=True makes every rpy turn within QUARTER_TURN_TOL
-  (1e-7 rad) of a quarter turn that quarter turn (codegen.robots.urdf.exact_rpy_matrix;
+  (1e-7 rad) of a quarter turn that quarter turn (codegen.robots.rotations.exact_rpy_matrix;
   Atlas writes π/2 as float32's 1.5707963705, the UR5 and HyQ as 1.57079632679), so
   Pinocchio loads a copy of the URDF with those rpy written as the quarter turns' floats
-  (``pinocchio_urdf``, codegen.robots.urdf.snap_quarter_turns): the same model. Y's
+  (``pinocchio_urdf``, codegen.robots.rotations.snap_quarter_turns): the same model. Y's
   columns are Pinocchio's 10 parameters a body in its order, a floating base's
   quaternion Pinocchio's x y z w and its speeds Pinocchio's v, so nothing else is
   mapped. The difference from Pinocchio on the file as written is reported beside it:
@@ -53,7 +53,7 @@ import numpy as np
 
 from ..identification import regressor
 from ..robots import from_urdf
-from ..robots.urdf import snap_quarter_turns
+from ..robots.rotations import snap_quarter_turns
 from .in_c import (
     FLAGS,
     PINOCCHIO_LIBS,
@@ -106,7 +106,7 @@ def check_agreement(mod, model, pm, pd, states) -> float:
 def pinocchio_urdf(path, folder: Path) -> tuple:
     """(the URDF Pinocchio loads, origins changed): path itself, or where exact=True
     snaps turns to quarter turns, a copy in folder with those rpy written as the quarter
-    turns' floats (codegen.robots.urdf.snap_quarter_turns), the module docstring's
+    turns' floats (codegen.robots.rotations.snap_quarter_turns), the module docstring's
     mapping."""
     text, changed = snap_quarter_turns(Path(path).read_text(encoding="utf-8"))
     if not changed:

@@ -65,7 +65,7 @@ class RegressorModule:
         self.library, self.name, self.n, self.nx, self.p, self.nb = library, name, n, nx, p, nb
         self._lib = ctypes.PyDLL(str(library))
         self._fns = {}
-        for f in ("regressor", "base_regressor"):
+        for f in ("regressor", "base_regressor")[:1 if nb is None else 2]:
             batch = getattr(self._lib, f"{name}_{f}_batch")
             batch.restype = None
             batch.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * 3
@@ -75,7 +75,7 @@ class RegressorModule:
         ext = importlib.util.module_from_spec(spec)
         loader.exec_module(ext)
         # the single calls go straight to the extension, which converts and checks
-        self._y, self._yb = ext.regressor, ext.base_regressor
+        self._y, self._yb = ext.regressor, getattr(ext, "base_regressor", None)
 
     def batch(self, f: str, X, UD) -> np.ndarray:
         """f ("regressor" or "base_regressor") at N samples in one call: X (N x nx),
@@ -85,6 +85,9 @@ class RegressorModule:
         if X.ndim != 2 or X.shape[1] != self.nx or UD.shape != (len(X), self.n):
             raise ValueError(f"X must have shape (N, {self.nx}) and UD (N, {self.n}); got "
                              f"{X.shape} and {UD.shape}")
+        if f not in ("regressor", "base_regressor"):
+            raise ValueError(f"f must be 'regressor' or 'base_regressor', got {f!r}")
+        self._has(f)
         cols = self.p if f == "regressor" else self.nb
         Y = np.empty((len(X) * self.n, cols))
         self._fns[f + "_batch"](len(X), X.ctypes.data, UD.ctypes.data, Y.ctypes.data)
@@ -97,13 +100,19 @@ class RegressorModule:
 
     def base_regressor(self, x, udot, out=None) -> np.ndarray:
         """Y_b, the base parameters' columns: τ = Y_b β; out as for regressor."""
+        self._has("base_regressor")
         return self._yb(x, udot, out)
+
+    def _has(self, f: str):
+        if f == "base_regressor" and self.nb is None:
+            raise ValueError(f"{self.name} was generated with base=False: it has Y alone, "
+                             f"no base regressor")
 
 
 def build_module(name: str, source: str, output_dir, dims: tuple, flags=PORTABLE_FLAGS):
     """Compile source into output_dir/name/ (the source beside the library) with its
     CPython extension (templates/export/regressor_python.c.j2) and load it; dims
-    (n, nx, p, nb)."""
+    (n, nx, p, nb), nb None for Y alone."""
     n, nx, p, nb = dims
     target = prepare_dir(output_dir, name)
     (target / f"{name}_regressor.c").write_text(source)
@@ -111,7 +120,8 @@ def build_module(name: str, source: str, output_dir, dims: tuple, flags=PORTABLE
     # build keeps it (dlopen caches by path), and a new source gets a new file
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
     module = f"{name}_regressor_{digest}"
-    functions = [{"name": "regressor", "columns": p}, {"name": "base_regressor", "columns": nb}]
+    functions = [{"name": "regressor", "columns": p}] + (
+        [] if nb is None else [{"name": "base_regressor", "columns": nb}])
     wrapper = render("export/regressor_python.c.j2", name=name, module=module, n=n, nx=nx,
                      functions=functions)
     files = {f"{name}_regressor.c": source, f"{name}_python.c": wrapper}

@@ -83,7 +83,8 @@ def _named(items, label, v):
 def _rigid_columns(fm, items, body, g, ud):
     """The 6-vectors (f, n) of the body's ten columns, and its (γ_j, β_j)."""
     B = body.frame
-    w, v = fm.frame(B, B), fm.point(body.origin, B)
+    # a body whose own frame is not oriented (a wheel's spin left out) turns as that frame
+    w, v = fm.frame(body.rotating or B, B), fm.point(body.origin, B)
     omega = list(w.value)
     alpha = _named(items, f"alpha_{body.name}", add(w.rate0, _accel(w.partials, ud)))
     a = add(add(v.rate0, _accel(v.partials, ud)), _scaled(fm.components(g, B), -1))

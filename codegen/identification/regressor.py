@@ -146,27 +146,32 @@ class Regressor:
                          f"{float(b.xreplace(self.values)):>13.6g}  {shown}")
         return "\n".join(lines)
 
-    def programs(self) -> dict:
-        """{C function: (comment, Program, columns)} of Y and Y_b, the model's numbers
-        as Floats."""
+    def programs(self, base: bool = True) -> dict:
+        """{C function: (comment, Program, columns)} of Y and (base=True) Y_b, the model's
+        numbers as Floats."""
         formed = self._with(sm.Float)
-        full = regressor_program(self.model, formed)
-        base = regressor_program(self.model, formed, self.pivots)
-        return {"regressor": ("the regressor Y: tau = Y pi", full, len(self.parameters)),
-                "base_regressor": ("the base regressor Y_b: tau = Y_b beta", base, self.rank)}
+        out = {"regressor": ("the regressor Y: tau = Y pi", regressor_program(self.model, formed),
+                             len(self.parameters))}
+        if base:
+            out["base_regressor"] = ("the base regressor Y_b: tau = Y_b beta",
+                                     regressor_program(self.model, formed, self.pivots),
+                                     self.rank)
+        return out
 
     def export_c(self, name: str, output_dir="generated") -> dict:
         """Write Y and Y_b as standalone C, a header and a source, into output_dir/name/
         (codegen.identification.standalone): {file name: Path}."""
         return export_regressor_c(self, name, output_dir)
 
-    def generate(self, name: str, output_dir="generated") -> RegressorModule:
-        """Compile Y and Y_b as C into output_dir/name/ and load them."""
+    def generate(self, name: str, output_dir="generated", base: bool = True) -> RegressorModule:
+        """Compile Y and Y_b as C into output_dir/name/ and load them; base=False: Y alone,
+        without the exact base parameters (for a model whose exact rank is out of reach,
+        e.g. a constant turn whose cosine is not rational)."""
         if not name.isidentifier():
             raise ValueError(f"the module's name {name!r} must be a C identifier")
-        source = regressor_source(name, self.model.name, self.n, self.nx, self.programs())
+        source = regressor_source(name, self.model.name, self.n, self.nx, self.programs(base))
         return build_module(name, source, output_dir,
-                            (self.n, self.nx, len(self.parameters), self.rank))
+                            (self.n, self.nx, len(self.parameters), self.rank if base else None))
 
 
 def model_symbols(formed) -> set:

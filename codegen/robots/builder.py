@@ -28,7 +28,8 @@ import sympy.physics.mechanics as me
 
 from ..description.model import Model
 from .checks import check_inertial, check_moving_mass, has_mass, master
-from .urdf import MOVABLE, URDFError, exact_rpy_matrix, parse_urdf, rpy_matrix
+from .rotations import exact_rpy_matrix, rpy_matrix
+from .urdf import MOVABLE, URDFError, parse_urdf
 
 __all__ = ["RobotModel", "from_urdf"]
 
@@ -243,7 +244,7 @@ def from_urdf(path, floating_base=False, symbolic=False, damping=False, gravity=
         False loads them as written, as Pinocchio does.
     exact : bool
         The file's numbers as the exact decimals they are written as (Rationals), and
-        each origin's rotation exactly orthogonal (codegen.robots.urdf.exact_rpy_matrix:
+        each origin's rotation exactly orthogonal (codegen.robots.rotations.exact_rpy_matrix:
         turns within 1e-7 rad of quarter turns are quarter turns): for exact
         arithmetic on the model, as the identification's base parameters need.
     """

@@ -98,7 +98,7 @@ def test_quarter_turns_are_mapped_for_pinocchio(tmp_path):
     Pinocchio's to 1e-10, while on the file as written they differ by the snapping."""
     from codegen.identification import regressor
     from codegen.robots import from_urdf
-    from codegen.robots.urdf import exact_rpy_matrix, quarter_turn_rpy
+    from codegen.robots.rotations import exact_rpy_matrix, quarter_turn_rpy
     for rpy in [(1.5707963705062866, -0.0, 0.0), (0.3, 1.5707963705, -3.14159265),
                 (-2.3561944901923457, -1.5707962635746238, -2.3561944901923457),
                 (3.141592653589793, 1.570796282091413, 3.141592653589793), (0.3, 0.2, 0.1)]:

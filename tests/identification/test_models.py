@@ -69,10 +69,10 @@ def test_missing_gravity_is_named():
 
 
 def test_exact_rotations():
-    """from_urdf(exact=True)'s rotations (codegen.robots.urdf.exact_rpy_matrix) are exactly
+    """from_urdf(exact=True)'s rotations (codegen.robots.rotations.exact_rpy_matrix) are exactly
     orthogonal, within 1e-15 of the float ones, and the files' π/2 is a quarter turn."""
     import sympy as sm
-    from codegen.robots.urdf import exact_rpy_matrix, rpy_matrix
+    from codegen.robots.rotations import exact_rpy_matrix, rpy_matrix
     for rpy in [(0.3, -1.1, 2.5), (1.57079632679, 0.0, 0.0), (-2.35619449019, -1.5707962636, 0.7)]:
         R = exact_rpy_matrix(rpy)
         assert all(e.is_Rational for e in R)
