@@ -10,11 +10,18 @@ model's constraints, closed loops included, are projected onto its independent s
 (codegen.identification.algebraic). ``stack`` and
 ``estimate`` (codegen.identification.estimation) fit the base parameters by weighted least
 squares; ``optimize_excitation`` (codegen.identification.excitation) finds a Fourier
-trajectory that conditions the fit.
+trajectory that conditions the fit. ``estimate_consistent``
+(codegen.identification.consistent) fits π on the full regressor (``stack_full``) with
+every body's pseudo-inertia positive semidefinite (cvxpy), and ``consistency`` gives each
+body's smallest pseudo-inertia eigenvalue for any π.
 """
+from .consistent import (ConsistentEstimate, InconsistentSolve, base_matrix, consistency,
+                         estimate_consistent, pseudo_inertia, stack_full)
 from .estimation import Estimate, RankDeficientExcitation, condition_number, estimate, stack
 from .excitation import FourierTrajectory, optimize_excitation
 from .regressor import Regressor, regressor
 
 __all__ = ["regressor", "Regressor", "stack", "estimate", "Estimate", "condition_number",
-           "RankDeficientExcitation", "FourierTrajectory", "optimize_excitation"]
+           "RankDeficientExcitation", "FourierTrajectory", "optimize_excitation",
+           "estimate_consistent", "ConsistentEstimate", "InconsistentSolve", "stack_full",
+           "pseudo_inertia", "consistency", "base_matrix"]

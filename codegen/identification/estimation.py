@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "stack", "estimate", "condition_number", "RankDeficientExcitation"]
+__all__ = ["Estimate", "stack", "estimate", "condition_number", "RankDeficientExcitation",
+           "check_array", "check_samples", "check_system", "check_sigma"]
 
 
 class RankDeficientExcitation(ValueError):
@@ -31,7 +32,9 @@ class Estimate:
     condition: float
 
 
-def _array(a, shape_tail, what):
+def check_array(a, shape_tail, what) -> np.ndarray:
+    """a as floats of shape (N, *shape_tail) with finite entries, else a ValueError
+    naming it (what)."""
     a = np.asarray(a, dtype=float)
     if a.ndim != 2 or a.shape[1:] != shape_tail:
         raise ValueError(f"{what} must have shape (N, {shape_tail[0]}), got {a.shape}")
@@ -44,11 +47,36 @@ def _array(a, shape_tail, what):
 def stack(module, X, UD) -> np.ndarray:
     """The base regressors of the samples (X: N x nx states, UD: N x n accelerations)
     stacked joint-major per sample: rows k·n + j."""
-    X = _array(X, (module.nx,), "X")
-    UD = _array(UD, (module.n,), "UD")
+    return module.batch("base_regressor", *check_samples(module, X, UD))
+
+
+def check_samples(module, X, UD) -> tuple:
+    """(X, UD) checked for module: N x nx states and N x n accelerations, finite."""
+    X = check_array(X, (module.nx,), "X")
+    UD = check_array(UD, (module.n,), "UD")
     if len(X) != len(UD):
         raise ValueError(f"X has {len(X)} samples and UD {len(UD)}")
-    return module.batch("base_regressor", X, UD)
+    return X, UD
+
+
+def check_system(W, tau, n: int, what: str = "W") -> tuple:
+    """(W, tau) checked: tau N x n finite torques, W a finite stack of N·n rows (named
+    what in the messages)."""
+    W = np.asarray(W, dtype=float)
+    tau = check_array(tau, (n,), "tau")
+    if W.ndim != 2 or W.shape[0] != tau.size:
+        raise ValueError(f"{what} has shape {W.shape}; tau's {tau.shape} needs {tau.size} rows")
+    if not np.all(np.isfinite(W)):
+        raise ValueError(f"{what} has NaN or infinite entries")
+    return W, tau
+
+
+def check_sigma(sigma, n: int) -> np.ndarray:
+    """sigma as n positive finite numbers (each joint's torque noise), else a ValueError."""
+    s = np.asarray(sigma, dtype=float)
+    if s.shape != (n,) or not np.all(np.isfinite(s)) or not np.all(s > 0):
+        raise ValueError(f"sigma must be {n} positive numbers, got {sigma}")
+    return s
 
 
 def condition_number(W) -> float:
@@ -73,12 +101,7 @@ def estimate(W, tau, n: int, sigma=None, names=None, max_condition: float = 1e10
     """Weighted least squares of β from W (N·n x nb, stack's) and tau (N x n torques).
     sigma: each joint's torque noise (n,), or None to estimate it from the residuals.
     names: the base parameters' names for the message of rank-deficient data."""
-    W = np.asarray(W, dtype=float)
-    tau = _array(tau, (n,), "tau")
-    if W.ndim != 2 or W.shape[0] != tau.size:
-        raise ValueError(f"W has shape {W.shape}; tau's {tau.shape} needs {tau.size} rows")
-    if not np.all(np.isfinite(W)):
-        raise ValueError("W has NaN or infinite entries")
+    W, tau = check_system(W, tau, n)
     names = names if names is not None else [f"beta_{k}" for k in range(W.shape[1])]
     _check_rank(W, names, max_condition)
     y = tau.reshape(-1)
@@ -89,9 +112,7 @@ def estimate(W, tau, n: int, sigma=None, names=None, max_condition: float = 1e10
         dof = max(N - nb / n, 1.0)
         sigma = np.sqrt((r ** 2).sum(axis=0) / dof)
         sigma = np.where(sigma > 0, sigma, max(sigma.max(), 1e-300))
-    sigma = np.asarray(sigma, dtype=float)
-    if sigma.shape != (n,) or not np.all(sigma > 0):
-        raise ValueError(f"sigma must be {n} positive numbers, got {sigma}")
+    sigma = check_sigma(sigma, n)
     w = np.tile(1.0 / sigma, N)
     Ww, yw = W * w[:, None], y * w
     beta = np.linalg.lstsq(Ww, yw, rcond=None)[0]
