@@ -33,6 +33,9 @@ parameters):
   from Pinocchio's headers, both at codegen.bench.in_c's FLAGS and called the same way
   from one C driver (templates/bench/regressor_*.j2), after the same check there. Its
   toolchain is codegen.bench.in_c's; Pinocchio's side is compiled once and cached.
+  Beside it, ``<name>_regressor_nonzeros`` into a Y whose zeros are kept from the call
+  before (it writes the entries that are not zero at every state alone): what clearing
+  the whole of Y at every call costs, which ours and Pinocchio's both do.
 
 Times are medians over rounds of ``calls`` calls a side, the sides alternating which goes
 first. The table is Markdown.
@@ -127,10 +130,11 @@ def regressor_peer(tc, flags=FLAGS) -> Path:
 def in_c(reg, model, urdf: str, floating: bool, states, folder: Path, calls: int = 20000,
          rounds: int = 11, flags=FLAGS, timeout: float = 600.0, perturb: float = 0.0) -> dict:
     """reg's regressor against Pinocchio's on urdf (the mapped one: pinocchio_urdf) per
-    call in C (module docstring) at states [(x, u')]: {"c_agreement", "c_ours", "c_pin"}
-    (seconds), {"c_agreement"} alone where they differ by more than TOLERANCE, or
-    {"c_failed": why}; perturb: added to our coordinates only (the check must then refuse
-    to time). Raises codegen.bench.in_c.Unavailable where the toolchain is missing."""
+    call in C (module docstring) at states [(x, u')]: {"c_agreement", "c_ours", "c_pin",
+    "c_ours_nonzeros"} (seconds), {"c_agreement"} alone where they differ by more than
+    TOLERANCE, or {"c_failed": why}; perturb: added to our coordinates only (the check
+    must then refuse to time). Raises codegen.bench.in_c.Unavailable where the toolchain
+    is missing."""
     tc = toolchain()
     peer = regressor_peer(tc, flags)
     name = "bench_id"
@@ -256,13 +260,15 @@ def measure(name: str, shared: Path, output_dir: Path, calls: int = 2000, rounds
 
 def _in_c_cells(r: dict) -> str:
     """The in-C columns of a robot's row: the agreement, our time, Pinocchio's, the
-    ratio."""
+    ratio, and our time with Y's zeros kept (_nonzeros) with its ratio."""
     if "c_ours" in r:
+        nz = r.get("c_ours_nonzeros")
+        kept = f" {nz * 1e6:.3f} ({r['c_pin'] / nz:.2f}x) |" if nz else " |"
         return (f" {r['c_agreement']:.1e} | {r['c_ours'] * 1e6:.3f} | "
-                f"{r['c_pin'] * 1e6:.3f} | {r['c_pin'] / r['c_ours']:.2f}x |")
+                f"{r['c_pin'] * 1e6:.3f} | {r['c_pin'] / r['c_ours']:.2f}x |" + kept)
     if "c_agreement" in r:
-        return f" {r['c_agreement']:.1e}: not timed | | | |"
-    return f" {r.get('c_failed', 'not measured')} | | | |"
+        return f" {r['c_agreement']:.1e}: not timed | | | | |"
+    return f" {r.get('c_failed', 'not measured')} | | | | |"
 
 
 def _as_written(r: dict) -> str:
@@ -281,12 +287,12 @@ def table(results: list) -> str:
              "compile [s] | agreement with Pinocchio | on the file as written | "
              "Y per call [µs] | Y per call, out= [µs] | pin.computeJointTorqueRegressor [µs] | "
              "ratio | ratio, out= | Y per sample, batch [µs] |"
-             + (" agreement in C | Y in C [µs] | Pinocchio in C [µs] | ratio in C |" if c
-                else ""),
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" * 4 if c else "")]
+             + (" agreement in C | Y in C [µs] | Pinocchio in C [µs] | ratio in C | "
+                "Y in C, its zeros kept [µs] (ratio) |" if c else ""),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" * 5 if c else "")]
     for r in results:
         if "failed" in r:
-            lines.append(f"| {r['robot']} | {r['failed']} |" + " |" * (15 if c else 11))
+            lines.append(f"| {r['robot']} | {r['failed']} |" + " |" * (16 if c else 11))
             continue
         lines.append(
             f"| {r['robot']} | {r['parameters']} / {r['rank']} | {r['form']:.2f} | "
