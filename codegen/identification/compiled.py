@@ -128,12 +128,8 @@ class RegressorModule:
 
     def batch(self, f: str, X, UD) -> np.ndarray:
         """f ("regressor" or "base_regressor") at N samples in one call: X (N x nx),
-        UD (N x n) -> (N·n x columns), the samples' rows one after another."""
-        X = np.ascontiguousarray(X, dtype=float)
-        UD = np.ascontiguousarray(UD, dtype=float)
-        if X.ndim != 2 or X.shape[1] != self.nx or UD.shape != (len(X), self.n):
-            raise ValueError(f"X must have shape (N, {self.nx}) and UD (N, {self.n}); got "
-                             f"{X.shape} and {UD.shape}")
+        UD (N x n) -> (N·n x columns), the samples' rows one after another (the extension
+        converts and checks X and UD)."""
         if f not in ("regressor", "base_regressor"):
             raise ValueError(f"f must be 'regressor' or 'base_regressor', got {f!r}")
         self._has(f)

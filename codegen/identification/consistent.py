@@ -95,9 +95,14 @@ def pseudo_inertia(values) -> np.ndarray:
     return J
 
 
+def _positions(reg) -> dict:
+    """{parameter symbol: its index in π}."""
+    return {s: k for k, s in enumerate(reg.parameters)}
+
+
 def _body_slices(reg) -> list:
     """(name, indices into π) of each body of reg, in reg.bodies' order."""
-    index = {s: k for k, s in enumerate(reg.parameters)}
+    index = _positions(reg)
     return [(b.name, [index[s] for s in b.symbols]) for b in reg.bodies]
 
 
@@ -113,7 +118,7 @@ def consistency(reg, pi) -> dict:
 
 def base_matrix(reg) -> np.ndarray:
     """R (len(reg.base) x len(π)), β = R π: reg.base's exact coefficients as floats."""
-    index = {s: k for k, s in enumerate(reg.parameters)}
+    index = _positions(reg)
     R = np.zeros((len(reg.base), len(reg.parameters)))
     for row, b in enumerate(reg.base):
         for s, c in b.as_coefficients_dict().items():
@@ -170,8 +175,7 @@ def estimate_consistent(reg, Y, tau, sigma=None, prior=None, regularization: flo
         raise ValueError(f"margin must be >= 0, got {margin}")
     N = len(tau)
     if sigma is None:
-        names = [f"{reg.parameters[k]}R" for k in reg.pivots]
-        sigma = estimate(Y[:, reg.pivots], tau, n, names=names,
+        sigma = estimate(Y[:, reg.pivots], tau, n, names=reg.base_names,
                          max_condition=max_condition).sigma
     sigma = check_sigma(sigma, n)
 
@@ -192,7 +196,8 @@ def estimate_consistent(reg, Y, tau, sigma=None, prior=None, regularization: flo
     r = r / scale
 
     # the directions of z no torque can see: the null space of β = R π (exact), in z
-    Rz = base_matrix(reg) / d
+    R = base_matrix(reg)
+    Rz = R / d
     null = np.linalg.svd(Rz)[2][len(reg.base):] * np.sqrt(regularization)
     # the same fit without the constraints, in closed form (lstsq: λ = 0 too)
     z_free = np.linalg.lstsq(np.vstack([M, null]), np.concatenate([r, np.zeros(len(null))]),
@@ -209,7 +214,7 @@ def estimate_consistent(reg, Y, tau, sigma=None, prior=None, regularization: flo
             continue
         J = sum(pi[k[i]] * basis[i] for i in range(10))
         constraints.append((J + J.T) / 2 - margin * np.eye(4) >> 0)
-    index = {s: k for k, s in enumerate(reg.parameters)}
+    index = _positions(reg)
     for term in reg.joint_terms:
         if term.kind in NONNEGATIVE:
             constraints.append(pi[index[term.symbol]] >= 0)
@@ -227,7 +232,7 @@ def estimate_consistent(reg, Y, tau, sigma=None, prior=None, regularization: flo
         raise InconsistentSolve(f"{solver} ended with status {problem.status!r} on the "
                                 f"consistent fit (margin {margin}); no estimate returned")
     values, lift = _lift(reg, pi0 + scale * np.asarray(z.value) / d, pi0, margin)
-    return ConsistentEstimate(values, base_matrix(reg) @ values, consistency(reg, values),
+    return ConsistentEstimate(values, R @ values, consistency(reg, values),
                               tau.reshape(-1) - Y @ values, sigma, unconstrained,
                               problem.status, elapsed, lift)
 
@@ -251,7 +256,7 @@ def _lift(reg, values, prior, margin) -> tuple:
         if len(k) == 10:
             values[[k[4], k[6], k[9]]] += 2 * t      # Ixx, Iyy, Izz (NAMES' order)
         largest = max(largest, t)
-    index = {s: k for k, s in enumerate(reg.parameters)}
+    index = _positions(reg)
     for term in reg.joint_terms:
         k = index[term.symbol]
         if term.kind in NONNEGATIVE and values[k] < 0:

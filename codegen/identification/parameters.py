@@ -69,21 +69,27 @@ def _exact(values: dict) -> dict:
     return {k: sm.Rational(str(exact_number(v))) for k, v in values.items()}
 
 
+def _simplified(e, exact: dict, done):
+    """e simplified until done(e): trigsimp first (a turn about a symmetry axis leaves
+    cos² + sin²), then with the model's numbers exact (exact: _exact's; equal inertias
+    under two names cancel)."""
+    e = sm.sympify(e)
+    for step in (sm.trigsimp, lambda x: sm.trigsimp(sm.expand(x.xreplace(exact)))):
+        if done(e):
+            break
+        e = step(e)
+    return e
+
+
 def _fixed(exprs, values: dict):
-    """exprs without the model's time functions (coordinates, speeds), simplified, or
-    None where one still has them: trigsimp first (a turn about a symmetry axis leaves
-    cos² + sin²), then with the model's numbers exact (equal inertias under two names)."""
-    out = []
-    for e in exprs:
-        e = sm.sympify(e)
-        if me.find_dynamicsymbols(e):
-            e = sm.trigsimp(e)
-        if me.find_dynamicsymbols(e):
-            e = sm.trigsimp(sm.expand(e.xreplace(_exact(values))))
-        if me.find_dynamicsymbols(e):
-            return None
-        out.append(e)
-    return out
+    """exprs without the model's time functions (coordinates, speeds), simplified
+    (_simplified), or None where one still has them."""
+    exact = _exact(values)
+
+    def constant(e):
+        return not me.find_dynamicsymbols(e)
+    out = [_simplified(e, exact, constant) for e in exprs]
+    return out if all(constant(e) for e in out) else None
 
 
 def _connected(A, B) -> bool:
@@ -119,9 +125,8 @@ def _parameter_frame(body, frame, origin, values):
     c = body.masscenter.pos_from(origin).to_matrix(F)
     change = list(W * inertia - inertia * W) + list(W * c)
 
-    def zero(e):
-        return sm.simplify(e) == 0 or sm.simplify(sm.expand(e.xreplace(_exact(values)))) == 0
-    if not all(zero(e) for e in change):
+    exact = _exact(values)
+    if not all(_simplified(e, exact, lambda x: x == 0) == 0 for e in change):
         raise ValueError(f"{body.name}'s frame {frame} is not oriented in the model, and its "
                          f"inertia, given in {F}, is not fixed in the body: {frame} turns "
                          f"relative to {F} about an axis that the inertia, or the mass "

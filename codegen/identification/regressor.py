@@ -115,6 +115,12 @@ class Regressor:
         """The indices into π of each base parameter's leading parameter."""
         return list(self._dependencies[0])
 
+    @property
+    def base_names(self) -> list:
+        """Each base parameter's name: its leading parameter's with R appended (Khalil's
+        XX1R), in base's order."""
+        return [f"{self.parameters[k]}R" for k in self.pivots]
+
     @cached_property
     def base(self) -> list:
         """β = R π: each base parameter its leading parameter plus the parameters that
@@ -139,10 +145,10 @@ class Regressor:
         and the exact combination (coefficients shown to digits significant figures
         where they are not short fractions)."""
         lines = [f"{'#':>3}  {'base':<14} {'value':>13}  combination"]
-        for k, (p, b) in enumerate(zip(self.pivots, self.base)):
+        for k, (name, b) in enumerate(zip(self.base_names, self.base)):
             shown = b.xreplace({c: sm.Float(c, digits) for c in b.atoms(sm.Rational)
                                 if c.q > 10 ** 4})
-            lines.append(f"{k:>3}  {str(self.parameters[p]) + 'R':<14} "
+            lines.append(f"{k:>3}  {name:<14} "
                          f"{float(b.xreplace(self.values)):>13.6g}  {shown}")
         return "\n".join(lines)
 

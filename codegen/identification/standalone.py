@@ -35,12 +35,11 @@ def export_regressor_c(reg, name: str, output_dir="generated", driver: bool = Tr
     if not name.isidentifier():
         raise ValueError(f"the export's name {name!r} must be a C identifier")
     names = [str(s) for s in reg.parameters]
-    base_names = [names[k] + "R" for k in reg.pivots]
     tables = {
         "strings": [("state_names", [_string(s) for s in reg.state_names]),
                     ("speed_names", [_string(s) for s in reg.speeds]),
                     ("parameter_names", [_string(s) for s in names]),
-                    ("base_names", [_string(s) for s in base_names]),
+                    ("base_names", [_string(s) for s in reg.base_names]),
                     ("base_combinations", [_string(b) for b in reg.base])],
         "numbers": [("parameter_values", [_number(reg.values[s]) for s in reg.parameters]),
                     ("base_values", [_number(v) for v in reg.base_values])]}

@@ -10,7 +10,7 @@ import re
 import sympy as sm
 
 __all__ = ["rpy_matrix", "exact_rpy_matrix", "QUARTER_TURN_TOL", "quarter_turn_rpy",
-           "snap_quarter_turns", "write_quarter_turns", "snap_unit"]
+           "snap_quarter_turns", "snap_unit"]
 
 
 def rpy_matrix(rpy) -> list:
@@ -32,19 +32,34 @@ def rpy_matrix(rpy) -> list:
 QUARTER_TURN_TOL = 1e-7
 
 
+def _signed_permutation(rpy) -> list | None:
+    """rpy_matrix(rpy) rounded to a signed permutation where every entry is within
+    QUARTER_TURN_TOL of 0 or ±1, else None."""
+    R = rpy_matrix(rpy)
+    near = [[round(e) for e in row] for row in R]
+    if all(abs(e - n) < QUARTER_TURN_TOL for row, nrow in zip(R, near) for e, n in zip(row, nrow)):
+        return near
+    return None
+
+
+def _quarter_turns(angle: float) -> int | None:
+    """k where angle is within QUARTER_TURN_TOL of k·(π/2), else None."""
+    k = round(angle / (math.pi / 2))
+    return k if abs(angle - k * math.pi / 2) < QUARTER_TURN_TOL else None
+
+
 def exact_rpy_matrix(rpy):
     """rpy_matrix exactly orthogonal, in Rationals: a signed permutation where every entry
     is within QUARTER_TURN_TOL of 0 or ±1, else Rz(yaw) Ry(pitch) Rx(roll) with each
     factor's cosine and sine (1 - t², 2t) / (1 + t²) of the rational t = tan(angle / 2)
     (the float's exact value), or a quarter turn's exact 0 and ±1."""
-    R = rpy_matrix(rpy)
-    near = [[round(e) for e in row] for row in R]
-    if all(abs(e - n) < QUARTER_TURN_TOL for row, nrow in zip(R, near) for e, n in zip(row, nrow)):
+    near = _signed_permutation(rpy)
+    if near is not None:
         return sm.Matrix(near)
 
     def cs(angle):
-        k = round(angle / (math.pi / 2))
-        if abs(angle - k * math.pi / 2) < QUARTER_TURN_TOL:
+        k = _quarter_turns(angle)
+        if k is not None:
             return ((1, 0), (0, 1), (-1, 0), (0, -1))[k % 4]
         t = sm.Rational(math.tan(angle / 2))
         return (1 - t * t) / (1 + t * t), 2 * t / (1 + t * t)
@@ -60,14 +75,14 @@ def quarter_turn_rpy(rpy) -> tuple:
     signed permutation, the multiples of π/2 nearest rpy that make it (a gimbal lock's
     roll and yaw included), else each angle within QUARTER_TURN_TOL of a quarter turn made
     k·(π/2) in floats; rpy itself where nothing is snapped."""
-    R, near = rpy_matrix(rpy), _rounded(rpy)
-    if all(abs(e - n) < QUARTER_TURN_TOL for row, nrow in zip(R, near) for e, n in zip(row, nrow)):
+    near = _signed_permutation(rpy)
+    if near is not None:
         def off(k, a):                  # distance of a from k·(π/2) around the circle
             d = (a - k * math.pi / 2) % (2 * math.pi)
             return min(d, 2 * math.pi - d)
         best = min(((kr, kp, ky) for kr in range(-1, 3) for kp in range(-1, 3)
                     for ky in range(-1, 3)
-                    if _rounded([k * math.pi / 2 for k in (kr, kp, ky)]) == near),
+                    if _signed_permutation([k * math.pi / 2 for k in (kr, kp, ky)]) == near),
                    key=lambda ks: sum(off(k, a) for k, a in zip(ks, rpy)))
         # the written multiple's turn where it names the same angle
         out = []
@@ -75,15 +90,8 @@ def quarter_turn_rpy(rpy) -> tuple:
             m = round(a / (math.pi / 2))
             out.append(m * (math.pi / 2) if (m - k) % 4 == 0 else k * (math.pi / 2))
         return tuple(float(a) for a in out)
-    out = []
-    for a in rpy:
-        k = round(a / (math.pi / 2))
-        out.append(float(k * (math.pi / 2)) if abs(a - k * math.pi / 2) < QUARTER_TURN_TOL else a)
-    return tuple(out)
-
-
-def _rounded(rpy) -> list:
-    return [[round(e) for e in row] for row in rpy_matrix(rpy)]
+    return tuple(a if _quarter_turns(a) is None else float(_quarter_turns(a) * (math.pi / 2))
+                 for a in rpy)
 
 
 _ORIGIN = re.compile(r"<origin\b[^>]*>")
@@ -112,16 +120,6 @@ def snap_quarter_turns(text: str) -> tuple:
         return f"{m.group(1)}{m.group(2)}{' '.join(map(repr, snapped))}{m.group(2)}"
     out = _ORIGIN.sub(lambda o: _RPY.sub(rpy, o.group(0)), text)
     return out, changed
-
-
-def write_quarter_turns(path, out) -> int:
-    """Write to out a copy of the URDF file path with snap_quarter_turns applied; the
-    number of origins changed."""
-    with open(path, encoding="utf-8") as f:
-        text, changed = snap_quarter_turns(f.read())
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(text)
-    return changed
 
 
 def snap_unit(e: float) -> float:
