@@ -15,9 +15,11 @@ by the C compiler with the same flags as ours and called from the driver of
 codegen.bench.in_c (templates/bench/cppadcg_peer.c.j2 behind peer.h). A timed call packs
 the inputs into one vector, as CodeGen*'s evalFunction does, and calls the generated
 function; evalFunction's copies of the outputs into Eigen matrices are left out (the
-peer at its fastest), while ours is the runtime's API (cg_rhs checks its inputs and
-outputs; cg_mass_matrix_packed leaves M's packed triangle, as CodeGenCRBA's
-output is). The driver checks every sample (1e-9) before
+peer at its fastest), while ours is the runtime's API: cg_rhs and cg_inverse_dynamics,
+which check their inputs and outputs, and again cg_rhs_unchecked and
+cg_inverse_dynamics_unchecked, which do not, as the peer's functions do not (the like for
+like pair); cg_mass_matrix_packed leaves M's packed triangle, as CodeGenCRBA's
+output is. The driver checks every sample (1e-9) before
 it times a pair; the states, the samples and the timing protocol are in_c's. At the base
 flags the driver also runs under callgrind (instructions per call: figures that other
 work on a shared machine does not disturb).
@@ -32,7 +34,9 @@ work on a shared machine does not disturb).
   Pinocchio (in_c's C++ peer) is timed in the base row only, as in_c builds it.
 - Build times: the peer's tape + generate (the host) + compile of its four functions;
   ours, export_c (from_urdf's model formed, generated, written) + compile of the
-  export, both in seconds of wall time on this machine.
+  model's C, both in seconds of wall time on this machine. The runtime's C, which every
+  model shares and a build compiles once per flags (as the peer's host and Pinocchio's
+  libraries are built once), is timed apart with the driver.
 
 Needs what in_c needs and CppAD's and CppADCodeGen's headers (``pip install cmeel-cppad
 cmeel-cppadcodegen``): ``host_program`` raises in_c.Unavailable naming what is missing.
@@ -147,8 +151,9 @@ def peer_sources(generated: dict, folder: Path, convention: str) -> list:
 
 def build_peer_driver(tc: in_c.Toolchain, model, urdf: str, floating: bool, mimic: bool,
                       exports: list, peer_c: list, build: Path, row: str) -> tuple:
-    """(driver, our compile seconds, the peer's compile seconds) for one flag row: the
-    peer's C and ours compiled with in_c.FLAGS + FLAG_ROWS[row], linked with in_c's driver."""
+    """(driver, our compile seconds {"model", "runtime"}, the peer's compile seconds) for
+    one flag row: the peer's C and ours compiled with in_c.FLAGS + FLAG_ROWS[row], linked
+    with in_c's driver."""
     flags = (*in_c.FLAGS, *FLAG_ROWS[row])
     objects = build / f"peer-{row}"
     objects.mkdir()
@@ -156,10 +161,9 @@ def build_peer_driver(tc: in_c.Toolchain, model, urdf: str, floating: bool, mimi
     peer = in_c.compile_c(tc, [objects / f"{k}-{c.name}" for k, c in _copies(peer_c, objects)],
                           [peer_c[0].parent], build, flags)
     t_peer = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t_ours = {}
     exe = in_c.build_program(tc, peer, exports, exports[0].name, exports[-1].name, build, flags,
-                             folder=f"ours-{row}", libs=())
-    t_ours = time.perf_counter() - t0
+                             folder=f"ours-{row}", libs=(), seconds=t_ours)
     return in_c.Driver(exe, model, urdf, floating, mimic, flags), t_ours, t_peer
 
 
@@ -235,7 +239,8 @@ def measure_robot(name: str, shared: Path, rows=("base", "native"), convention: 
             except RuntimeError as exc:
                 out["rows"][row] = {"failed": str(exc)}
                 continue
-            out["build"].setdefault("ours_compile", {})[row] = t_ours
+            out["build"].setdefault("ours_compile", {})[row] = t_ours["model"]
+            out["build"].setdefault("ours_runtime", {})[row] = t_ours["runtime"]
             out["build"].setdefault("peer_compile", {})[row] = t_peer
             # instructions under callgrind at the base flags only: valgrind does not run
             # AVX-512, which -march=native may emit here
@@ -253,7 +258,9 @@ def measure_robot(name: str, shared: Path, rows=("base", "native"), convention: 
 
 
 #: the table's algorithms: (driver key, CppADCodeGen's function, ours)
-_PAIRS = (("fd", "ABA", "cg_rhs"), ("id", "RNEA", "cg_inverse_dynamics"),
+_PAIRS = (("fd", "ABA", "cg_rhs"), ("fd_unchecked", "ABA", "cg_rhs_unchecked"),
+          ("id", "RNEA", "cg_inverse_dynamics"),
+          ("id_unchecked", "RNEA", "cg_inverse_dynamics_unchecked"),
           ("mass", "CRBA", "cg_mass_matrix_packed"), ("jacobian", "ABA derivatives", "cg_jacobian"))
 
 
@@ -296,12 +303,16 @@ def table(results: dict, rows=("base", "native")) -> str:
             if run.get("load") is not None:
                 notes.append(f"{name}/{row} {run['load']:.1f}")
     lines += ["", "Build [s]: ours = from_urdf + export_c from an empty cache (+ the "
-              "separate Jacobian export where the default leaves it out), then our C "
-              "compiled; the peer = tape + generate (host, four functions) then its C "
-              "compiled; compiles at the first flag row's flags.", "",
+              "separate Jacobian export where the default leaves it out), then the model's "
+              "C compiled; the peer = tape + generate (host, four functions) then its C "
+              "compiled; compiles at the first flag row's flags. The runtime's C (the same "
+              "for every model, compiled once per flags as the peer's host and Pinocchio's "
+              "libraries are built once) is given apart, with the driver, and is not in "
+              "the totals.", "",
               "| robot | ours: form + generate | ours: Jacobian export | ours: compile "
-              "| peer: tape | peer: generate | peer: compile | ours total / peer total |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+              "| ours: runtime + driver | peer: tape | peer: generate | peer: compile "
+              "| ours total | peer total | ours / peer |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in results.items():
         if "failed" in r:
             continue
@@ -311,8 +322,11 @@ def table(results: dict, rows=("base", "native")) -> str:
         peer = [sum(b["peer_tape"].values()), sum(b["peer_generate"].values()),
                 b.get("peer_compile", {}).get(row, 0.0)]
         jac = f"{b['ours_jacobian']:.1f}" if "ours_jacobian" in b else "–"
-        lines.append(f"| {name} | {ours[0]:.1f} | {jac} | {ours[2]:.1f} | {peer[0]:.2g} | "
-                     f"{peer[1]:.2g} | {peer[2]:.1f} | {sum(ours) / sum(peer):.1f} |")
+        runtime = b.get("ours_runtime", {}).get(row)
+        lines.append(f"| {name} | {ours[0]:.1f} | {jac} | {ours[2]:.1f} | "
+                     f"{'–' if runtime is None else f'{runtime:.1f}'} | {peer[0]:.2g} | "
+                     f"{peer[1]:.2g} | {peer[2]:.1f} | {sum(ours):.1f} | {sum(peer):.1f} | "
+                     f"{sum(ours) / sum(peer):.1f} |")
     lines += _instruction_table(results)
     if notes:
         lines += ["", "1-minute load average as each driver started: " + ", ".join(notes)]

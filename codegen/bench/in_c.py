@@ -40,6 +40,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,15 +251,18 @@ def compile_c(tc: Toolchain, sources: list, include: list, build: Path, flags) -
 
 
 def build_program(tc: Toolchain, peer: list, exports: list, name: str, jacobian_name: str,
-                  build: Path, flags, folder: str = "bench", libs=PINOCCHIO_LIBS) -> Path:
+                  build: Path, flags, folder: str = "bench", libs=PINOCCHIO_LIBS,
+                  seconds: dict | None = None) -> Path:
     """The driver program in build/folder: the exports' C (one runtime) and the driver at
-    flags, linked with the peer's objects (peer.h's functions) and libs."""
+    flags, linked with the peer's objects (peer.h's functions) and libs. With seconds (a
+    dict), the wall times of the two compiles into it: "model" (the models' own C) and
+    "runtime" (the runtime's C, the same for every model, and the driver)."""
     bench = build / folder
     bench.mkdir()
     (bench / "peer.h").write_text(render_bench("peer.h.j2"))
     (bench / "driver.c").write_text(render_bench("driver.c.j2", name=name,
                                                  jacobian_name=jacobian_name))
-    sources = [bench / "driver.c"]
+    model, runtime = [], [bench / "driver.c"]
     for k, export in enumerate(exports):
         for c in sorted(export.glob("*.c")):
             if c.name != "cg_fused.c" and (k == 0 or not c.name.startswith("cg_")):
@@ -266,8 +270,13 @@ def build_program(tc: Toolchain, peer: list, exports: list, name: str, jacobian_
                 # the export folder
                 target = bench / f"{export.name}-{c.name}"
                 shutil.copyfile(c, target)
-                sources.append(target)
-    objects = compile_c(tc, sources, [*exports, bench], build, flags)
+                (runtime if c.name.startswith("cg_") else model).append(target)
+    objects = []
+    for part, sources in (("model", model), ("runtime", runtime)):
+        t0 = time.perf_counter()
+        objects += compile_c(tc, sources, [*exports, bench], build, flags)
+        if seconds is not None:
+            seconds[part] = time.perf_counter() - t0
     exe = bench / f"{name}_bench"
     run_step([tc.cxx, *flags, *map(str, objects), *map(str, peer), f"-L{tc.libdir}",
               f"-Wl,-rpath,{tc.libdir}", *libs, "-lm", "-o", str(exe)], build,
@@ -287,7 +296,8 @@ def export_model(model, name: str, folder: Path, separate_jacobian: bool = False
 
 
 #: the driver's timed functions, as callgrind names them: (ours, Pinocchio's) per key
-_CALLS = re.compile(r"^\s*([\d,]+) .*?:(ours|pin)_(fd|id|mass|jacobian) \[", re.M)
+_CALLS = re.compile(r"^\s*([\d,]+) .*?:(ours|pin)_(fd|id|mass|jacobian|fd_unchecked|id_unchecked) \[",
+                    re.M)
 
 
 def _instructions(args: list, out: dict, samples: int, calls: int, timeout: float) -> dict:

@@ -46,16 +46,18 @@ CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const doubl
 
 /* M u' = F with u' into F: the unrolled L D L^T, Cholesky of the packed M, or LU of the
    full M. 1 when M is not positive definite (a pivot not above CG_PIVOT_TOL of its
-   diagonal entry) or singular. M is overwritten by the loop versions. */
-static int cg_solve_mass(const cg_model *m, double *M, double *F)
+   diagonal entry; the unrolled one's pivots only with check) or singular. M is
+   overwritten by the loop versions. */
+static inline int cg_solve_mass(const cg_model *m, double *M, double *F, int check)
 {
     const int nu = m->nu;
     int i;
     if (m->flags & CG_UNROLLED) {
         double D[CG_LEN(nu)];
         m->ldl(M, F, D);
-        for (i = 0; i < nu; i++)
-            if (!(D[i] > CG_PIVOT_TOL * fabs(M[i * (i + 3) / 2]))) return 1;
+        if (check)
+            for (i = 0; i < nu; i++)
+                if (!(D[i] > CG_PIVOT_TOL * fabs(M[i * (i + 3) / 2]))) return 1;
         return 0;
     }
     if (m->flags & CG_SYMMETRIC) {
@@ -132,6 +134,28 @@ static int cg_constrained(const cg_model *m, double t, const double *x, const do
     return CG_OK;
 }
 
+/* dx of a model without run-time constraints: the recursion, or M u' = F solved; 1 where
+   M is not positive definite (a pivot of the recursion not positive, e.g. a zero mass,
+   or cg_solve_mass's), its pivots looked at only with check */
+static inline int cg_free_dynamics(const cg_model *m, double t, const double *x,
+                                   const double *p, const double *r, double *dx, int check)
+{
+    const int nu = m->nu;
+    double *qd = dx, *ud = dx + m->nq;
+    int i;
+    if (m->flags & CG_TREE) {
+        double D[CG_LEN(nu)];
+        m->tree(t, x, p, r, qd, ud, D);
+        if (check)
+            for (i = 0; i < nu; i++) if (!(D[i] > 0.0)) return 1;
+        return 0;
+    } else {
+        double M[CG_LEN(m->nm)];
+        m->eval(t, x, p, r, qd, M, ud, 0, 0, 0);
+        return cg_solve_mass(m, M, ud, check);
+    }
+}
+
 CG_API int cg_dynamics(const cg_model *m, double t, const double *x, const double *p, const double *r,
                 double *dx)
 {
@@ -144,22 +168,9 @@ CG_API int cg_dynamics_sv(const cg_model *m, double t, const double *x, const do
                           const double *r, double *dx, double *sv)
 {
     CG_FIX_MODEL(m);
-    const int nq = m->nq, nu = m->nu;
-    double *qd = dx, *ud = dx + nq;
-    int i, code = CG_OK;
-    if (m->nc) {
-        code = cg_constrained(m, t, x, p, r, qd, ud, 0, sv);
-    } else if (m->flags & CG_TREE) {
-        /* the recursion gives q' and u' directly; a pivot that is not positive means M
-           is not positive definite (e.g. a zero mass) */
-        double D[CG_LEN(nu)];
-        m->tree(t, x, p, r, qd, ud, D);
-        for (i = 0; i < nu; i++) if (!(D[i] > 0.0)) code = CG_ERR_MASS;
-    } else {
-        double M[CG_LEN(m->nm)];
-        m->eval(t, x, p, r, qd, M, ud, 0, 0, 0);
-        if (cg_solve_mass(m, M, ud)) code = CG_ERR_MASS;
-    }
+    int code = CG_OK;
+    if (m->nc) code = cg_constrained(m, t, x, p, r, dx, dx + m->nq, 0, sv);
+    else if (cg_free_dynamics(m, t, x, p, r, dx, 1)) code = CG_ERR_MASS;
     if (code == CG_OK && !cg_all_finite(dx, m->nx)) code = CG_ERR_OUTPUT;
     return code == CG_OK || code == CG_ERR_SVD ? code : cg_diagnose(m, t, x, p, r, code);
 }
@@ -170,6 +181,14 @@ CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p,
     CG_FIX_MODEL(m);
     if (!cg_finite_inputs(m, t, x, p, r)) return CG_ERR_INPUT;
     return cg_dynamics(m, t, x, p, r, dx);
+}
+
+CG_API int cg_rhs_unchecked(const cg_model *m, double t, const double *x, const double *p,
+                            const double *r, double *dx)
+{
+    CG_FIX_MODEL(m);
+    if (m->nc) return cg_rhs(m, t, x, p, r, dx);
+    return cg_free_dynamics(m, t, x, p, r, dx, 0) ? CG_ERR_MASS : CG_OK;
 }
 
 CG_API int cg_mass_matrix_packed(const cg_model *m, double t, const double *x, const double *p,
@@ -231,6 +250,16 @@ CG_API int cg_inverse_dynamics(const cg_model *m, double t, const double *x, con
         for (i = 0; i < nu; i++) tau[i] -= F[i];
     }
     return cg_all_finite(tau, nu) ? CG_OK : CG_ERR_OUTPUT;
+}
+
+CG_API int cg_inverse_dynamics_unchecked(const cg_model *m, double t, const double *x,
+                                         const double *p, const double *r, const double *ud,
+                                         double *tau)
+{
+    CG_FIX_MODEL(m);
+    if (!m->inverse_dynamics) return cg_inverse_dynamics(m, t, x, p, r, ud, tau);
+    m->inverse_dynamics(t, x, p, r, ud, tau);
+    return CG_OK;
 }
 
 CG_API int cg_constraint_forces(const cg_model *m, double t, const double *x, const double *p,

@@ -40,6 +40,12 @@ CG_API int cg_check_model(const cg_model *m);
    run-time constraints, by the SVD null-space elimination of Singh & Likins) */
 CG_API int cg_rhs(const cg_model *m, double t, const double *x, const double *p, const double *r,
            double *dx);
+/* cg_rhs for a caller that has validated its inputs: no finiteness check of x, p, r or
+   dx, and no check of the unrolled L D L^T's pivots, so NaN in gives NaN out and a
+   model whose M is not positive definite gives garbage; CG_OK, or CG_ERR_MASS where a
+   loop factorization fails. A model with run-time constraints keeps cg_rhs's checks. */
+CG_API int cg_rhs_unchecked(const cg_model *m, double t, const double *x, const double *p,
+                            const double *r, double *dx);
 /* M (nu x nu, row-major; by the model's mass program, the composite-rigid-body
    algorithm, where it has one, else from eval) and F (nu) */
 CG_API void cg_mass_matrix(const cg_model *m, double t, const double *x, const double *p,
@@ -57,6 +63,12 @@ CG_API void cg_forcing(const cg_model *m, double t, const double *x, const doubl
    and F formed. CG_ERR_INPUT for a non-finite input, CG_ERR_OUTPUT for a non-finite tau */
 CG_API int cg_inverse_dynamics(const cg_model *m, double t, const double *x, const double *p,
                                const double *r, const double *ud, double *tau);
+/* cg_inverse_dynamics without the finiteness checks of its inputs and of tau (CG_OK),
+   for a caller that validates once; a model without its own inverse-dynamics program
+   keeps the checks */
+CG_API int cg_inverse_dynamics_unchecked(const cg_model *m, double t, const double *x,
+                                         const double *p, const double *r, const double *ud,
+                                         double *tau);
 
 /* the analytic Jacobian of dx: J = d dx / dx (nx x nx, row-major) and, unless Jr is
    NULL, Jr = d dx / dr (nx x nr): the model's derivative parts, then M's factorization

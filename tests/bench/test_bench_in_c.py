@@ -15,7 +15,8 @@ from codegen.robots.catalog import BENCHMARK_ROBOTS, example_robot_data
 
 pytest.importorskip("pinocchio")
 
-KEYS = ("fd", "id", "mass", "jacobian")
+# the four algorithms, and cg_rhs and cg_inverse_dynamics again without their checks
+KEYS = ("fd", "id", "mass", "jacobian", "fd_unchecked", "id_unchecked")
 
 
 @pytest.fixture(scope="session")
