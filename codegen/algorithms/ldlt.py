@@ -24,7 +24,7 @@ import sympy as sm
 
 from ..programs.program import Input, Program
 
-__all__ = ["ldl_program", "ldl_factor", "ldl_solve"]
+__all__ = ["ldl_program", "ldl_factor", "ldl_solve", "elimination_order"]
 
 
 def _terms(pairs):
@@ -134,13 +134,39 @@ def ldl_solve(factors, b: list, define, y_label: str, x_label: str) -> list:
     return x
 
 
+def _fill(nonzero: set, n: int) -> int:
+    """The structural nonzeros of L (below the diagonal) that L D Lᵀ of an n x n matrix
+    with the given nonzeros {(i, j): j < i} leaves, in this order."""
+    L = set()
+    for i in range(n):
+        for j in range(i):
+            if (i, j) in nonzero or any((i, k) in L and (j, k) in L for k in range(j)):
+                L.add((i, j))
+    return len(L)
+
+
+def elimination_order(nonzero: set, n: int) -> list:
+    """The order of the unknowns for L D Lᵀ: as given, or reversed where that leaves fewer
+    nonzeros in L. Over a tree of bodies whose speeds come parent first, the reversed
+    order (leaves first: Featherstone's L Dᵀ L, "Efficient factorization of the
+    joint-space inertia matrix for branched kinematic trees", IJRR 2005) leaves none
+    beyond M's own, where root first fills in every branch below a joint (a free-floating
+    base's six columns fill all of M)."""
+    reverse = {(n - 1 - j, n - 1 - i) for i, j in nonzero}
+    return list(reversed(range(n))) if _fill(reverse, n) < _fill(nonzero, n) else list(range(n))
+
+
 def ldl_program(mass: list, nu: int, limit: int) -> Program | None:
     """The unrolled solve of a symmetric M given as its packed lower triangle
     (row by row), or None when it would exceed limit multiply-adds (Options.unrolled_limit).
+    The unknowns are eliminated in elimination_order's order.
 
     Inputs: M (the packed entries that are not structurally zero) and F.
-    Outputs: F (overwritten by u') and D (the pivots)."""
+    Outputs: F (overwritten by u') and D (the pivots, each at its unknown's index)."""
     zero = [sm.sympify(e) == 0 for e in mass]
+    order = elimination_order({(i, j) for i in range(nu) for j in range(i)
+                               if not zero[i * (i + 1) // 2 + j]}, nu)
+    at = {v: k for k, v in enumerate(order)}          # an unknown's place in the order
     inputs, names, temps = [], {}, []
     a = {}
     for i in range(nu):
@@ -148,7 +174,7 @@ def ldl_program(mass: list, nu: int, limit: int) -> Program | None:
             k = i * (i + 1) // 2 + j
             if not zero[k]:
                 s = sm.Symbol(f"a{k}", real=True)
-                a[i, j] = s
+                a[max(at[i], at[j]), min(at[i], at[j])] = s
                 names[s] = str(s)
                 inputs.append(Input(str(s), "M", k, f"M[{i}][{j}]"))
     b = []
@@ -175,8 +201,9 @@ def ldl_program(mass: list, nu: int, limit: int) -> Program | None:
         factors = ldl_factor(a, nu, define)
         if factors is None:
             return None          # singular by structure: the loop version reports it
-        x = ldl_solve(factors, b, define, "y", "u")
+        x = ldl_solve(factors, [b[v] for v in order], define, "y", "u")
     except _TooLarge:
         return None
     return Program(inputs=inputs, names=names, temporaries=temps,
-                   outputs=[("F", x), ("D", factors[1])])
+                   outputs=[("F", [x[at[i]] for i in range(nu)]),
+                            ("D", [factors[1][at[i]] for i in range(nu)])])

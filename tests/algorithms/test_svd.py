@@ -1,4 +1,6 @@
 """The self-contained C SVD (cg_svd in templates/runtime/cg_linalg.c) against numpy.linalg.svd."""
+import re
+
 import numpy as np
 import pytest
 
@@ -198,3 +200,47 @@ def test_all_finite_finds_every_infinity_and_nan(lib):
         big = np.full(max(n, 1), 1.5e308)
         big[1::2] *= -1 if n % 3 == 0 else 1
         assert lib.cg_all_finite(big, n) == 1, n
+
+
+def test_ldl_program_eliminates_a_floating_base_last():
+    """A floating base's speeds first, then legs that couple to the base and within
+    themselves only (Solo12's pattern, smaller): root first, the base's columns fill
+    all of L; leaves first (Featherstone's L Dᵀ L) there is no fill-in. The program
+    takes the order with less fill, and u' and the pivots still come at each unknown's
+    own index: checked against numpy's solve."""
+    import sympy as sm
+    from codegen import Options
+    from codegen.algorithms import ldlt as solve
+    base, legs = 3, [(3, 4), (5, 6, 7)]
+    n = base + sum(map(len, legs))
+    leg_of = {i: k for k, leg in enumerate(legs) for i in leg}
+    nonzero = {(i, j) for i in range(n) for j in range(i)
+               if j < base or leg_of.get(i) == leg_of.get(j)}
+    assert solve.elimination_order(nonzero, n) == list(reversed(range(n)))
+    assert solve.elimination_order({(1, 0), (2, 1)}, 3) == [0, 1, 2]   # a chain: as given
+    mass = [sm.Symbol(f"m{i}_{j}") if i == j or (i, j) in nonzero else sm.S.Zero
+            for i in range(n) for j in range(i + 1)]
+    program = solve.ldl_program(mass, n, Options().unrolled_limit)
+    assert sum(str(s).startswith("l") for s, _ in program.temporaries) == len(nonzero)
+    rng = np.random.default_rng(3)
+    B = rng.normal(size=(n, n))
+    M = B @ B.T + n * np.eye(n)
+    for i in range(n):
+        for j in range(i):
+            if (i, j) not in nonzero:
+                M[i, j] = M[j, i] = 0.0
+    M += np.eye(n) * max(0.0, 1e-2 - np.linalg.eigvalsh(M).min())
+    b = rng.normal(size=n)
+    values = {sm.Symbol(i.name, real=True): (M[tuple(map(int, re.findall(r"\d+", i.label)))]
+                                             if i.array == "M" else b[i.index])
+              for i in program.inputs}
+    for s, e in program.temporaries:
+        values[s] = float(e.subs(values))
+    out = dict(program.outputs)
+    u = np.array([float(sm.sympify(e).subs(values)) for e in out["F"]])
+    assert np.allclose(u, np.linalg.solve(M, b), rtol=1e-12, atol=1e-12)
+    # the pivots at each unknown's index: D = diag of Lᵀ D L's D, here by the reversed order
+    P = np.eye(n)[::-1]
+    d = np.diag(np.linalg.cholesky(P @ M @ P)) ** 2
+    D = np.array([float(sm.sympify(e).subs(values)) for e in out["D"]])
+    assert np.allclose(D, d[::-1], rtol=1e-12)
