@@ -77,9 +77,11 @@ SECTIONS = [
      "CodeGenRNEA, CodeGenCRBA, CodeGenABADerivatives: the algorithms taped on CppAD and "
      "written out as C) against our standalone export, both sides' C compiled with the same "
      "flags and called from one C driver (codegen.bench.in_c's), each pair checked on "
-     "random states (1e-9) before it is timed; plain Pinocchio's `aba` beside; the build "
-     "times of both sides. The peer's generator takes about six CPU-minutes to compile the "
-     "first time (cached).",
+     "random states (1e-9) before it is timed; our forward and inverse dynamics both as "
+     "the checked API (cg_rhs, cg_inverse_dynamics) and without the checks, as the peer's "
+     "functions are (cg_rhs_unchecked, cg_inverse_dynamics_unchecked: the like-for-like "
+     "pair); plain Pinocchio's `aba` beside; the build times of both sides. The peer's "
+     "generator takes about six CPU-minutes to compile the first time (cached).",
      ["codegen.bench.cppadcg", "--flags", "base", "native", "fast"]),
     ("The Jacobian", "The analytic Jacobian per call against Pinocchio's ABA derivatives and "
      "finite differences of our own RHS.",
