@@ -342,8 +342,8 @@ def _instruction_table(results: dict) -> list:
         return []
     lines = ["", "Instructions per call at the base flags (callgrind, each call function's "
              "inclusive count; ratio = CppADCodeGen / ours):", "",
-             "| robot | " + " | ".join(f"{c}: CppADCodeGen / ours (ratio)"
-                                      for _, c, _ in _PAIRS) + " |",
+             "| robot | " + " | ".join(f"{c}: CppADCodeGen / ours (`{o}`) (ratio)"
+                                      for _, c, o in _PAIRS) + " |",
              "|---|" + "---:|" * len(_PAIRS)]
     for name, ir in counted.items():
         cells = []
