@@ -6,6 +6,8 @@ from __future__ import annotations
 import heapq
 import re
 
+import sympy as sm
+
 
 from ..abi import FUNCTIONS
 from ..programs.program import Program, dependents
@@ -69,17 +71,41 @@ LOOP_FLAGS = ("-O1",)
 SPLIT_STATEMENTS = 400
 
 
+def _without_aliases(program: Program) -> tuple:
+    """(temporaries, output statements) of a parted function with each temporary that only
+    names another value (an input, a temporary, a sine or cosine) or its negative replaced
+    by it where it is read: through the scratch array each was a copy from slot to slot,
+    where a reader takes a negative for nothing in a sum (Atlas's mass matrix: 223 of its
+    1,727 statements)."""
+    def named(e):
+        return e.is_Symbol or e in program.names or isinstance(e, (sm.sin, sm.cos))
+
+    alias, temporaries = {}, []
+    for sym, e in program.temporaries:
+        if alias and not alias.keys().isdisjoint(e.free_symbols):
+            e = e.xreplace(alias)
+        if named(e) or (e.is_Mul and len(e.args) == 2 and e.args[0] == -1 and named(e.args[1])):
+            alias[sym] = e
+        else:
+            temporaries.append((sym, e))
+    outputs = [(None, e.xreplace(alias) if alias and not alias.keys().isdisjoint(e.free_symbols)
+                else e, array, i)
+               for array, exprs in program.outputs for i, e in enumerate(map(sm.sympify, exprs))]
+    return temporaries, outputs
+
+
 def ordered_statements(program: Program, parted: bool) -> list:
     """A function's statements in the order emitted, as (temporary symbol or None, expression,
     output array, index): the temporaries, then the outputs; in a parted function each output
     right after the last temporary it reads (constants first), so that the temporaries die
     early and the scratch array holds only those still to be read (scratch_layout): the
     100-link pendulum's Jacobian reads nearly every temporary in its outputs, at the end."""
-    statements = [(sym, e, "", 0) for sym, e in program.temporaries]
-    outputs = [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
     if not parted:
-        return statements + outputs
-    position = {sym: k for k, (sym, _) in enumerate(program.temporaries)}
+        return [(sym, e, "", 0) for sym, e in program.temporaries] + \
+            [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
+    temporaries, outputs = _without_aliases(program)
+    statements = [(sym, e, "", 0) for sym, e in temporaries]
+    position = {sym: k for k, (sym, _) in enumerate(temporaries)}
     after = {}                          # temporary's position (-1: none) -> outputs after it
     for st in outputs:
         after.setdefault(max((position[a] for a in st[1].free_symbols if a in position),
@@ -191,7 +217,7 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
                                              2 * trig_pairs)
         names = dict(names)
         names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
-                      if sym not in local})
+                      if sym in slots})
     printer = CPrinter(names, {v: f"w[{i}]" for v, i in slots.items() if isinstance(v, tuple)})
     written = {array for array, exprs in program.outputs if len(exprs)}
     written.update(a for k, _ in calls for a in FUNCTIONS[k].outputs)
@@ -260,11 +286,15 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
 
 def _fills(exprs: list, overwritten) -> bool:
     """Whether an output array is filled with zeros first (cg_zero) rather than its zeros
-    stored one by one: at ZERO_FILL zeros, and, where its caller overwrites some entries
-    (their zeros then written by neither), at a quarter of its entries: the fill writes
-    every entry, about four a cycle (32-byte stores), a store one."""
+    stored one by one: at ZERO_FILL zeros that are at least half its entries, and, where
+    its caller overwrites some entries (their zeros then written by neither), at a quarter
+    of its entries. The fill writes every entry, a store each zero: a fill of a kilobyte or
+    more is a `rep stos`, whose start costs tens of cycles (Solo12's packed M, 54 zeros of
+    171: 2,039 instructions a call filled, with the fill's 171 stores)."""
     zeros = sum(e == 0 for k, e in enumerate(exprs) if k not in overwritten)
-    return zeros >= ZERO_FILL and (not overwritten or 4 * zeros >= len(exprs))
+    if overwritten:
+        return zeros >= ZERO_FILL and 4 * zeros >= len(exprs)
+    return zeros >= ZERO_FILL and 2 * zeros >= len(exprs)
 
 
 #: the kinds of function compiled twice, the AVX2 copy taken where the processor has it

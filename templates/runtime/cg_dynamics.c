@@ -195,11 +195,14 @@ CG_API int cg_mass_matrix_packed(const cg_model *m, double t, const double *x, c
                                  const double *r, double *Mp)
 {
     CG_FIX_MODEL(m);
-    const int nu = m->nu, nc = m->nc;
-    double qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
-    double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
-    if (m->mass) m->mass(t, x, p, r, Mp);
-    else m->eval(t, x, p, r, qd, Mp, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+    if (m->mass) {
+        m->mass(t, x, p, r, Mp);
+    } else {     /* the work arrays in this block only: a mass function needs none */
+        const int nu = m->nu, nc = m->nc;
+        double qd[CG_LEN(m->nq)], F[CG_LEN(nu)];
+        double A[CG_LEN(nc * nu)], Bd[CG_LEN(nc)], S[CG_LEN(nc)];
+        m->eval(t, x, p, r, qd, Mp, F, nc ? A : 0, nc ? Bd : 0, nc ? S : 0);
+    }
     return m->nm;
 }
 

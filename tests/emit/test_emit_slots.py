@@ -95,6 +95,11 @@ def test_parted_functions_agree_with_pinocchio(parted):
     assert "cg_sincos2(x[angle[2 * i]]" in text       # the coordinates' sin/cos loop, checked too
     assert "= cg_window(w + " in text                 # and the parts' windows into w
     assert sum(sizes) < 0.6 * temporaries        # slots shared (283 for 505 stores)
+    # a value that only names another (an input, a temporary, a sine or cosine) or its
+    # negative is read as that value, not copied from slot to slot
+    slot = r"(?:w|cg_w\d+)\[-?\d+\]"
+    assert not re.findall(rf"\n    {slot} = -?{slot};", text)
+    assert not re.findall(rf"\n    {slot} = -?x\[\d+\];", text)
     pin, pm, data = _pinocchio(N, model.parameter_values)
     p = mod.parameters(model.parameter_values)
     r = np.array([0.3])
