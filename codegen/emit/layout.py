@@ -17,7 +17,7 @@ from .column_loops import COLUMN_ARRAYS, column_loop
 from .printer import IDENTIFIER, CPrinter
 from .trig import TRIG_LOOP_PAIRS, trig_loop, trig_numbers, trig_plan
 
-__all__ = ["function_data", "spread_parts", "executed_operations", "ordered_statements",
+__all__ = ["function_data", "spread_parts", "executed_operations", "ordered_statements", "aliases",
            "scratch_layout", "part_windows", "PART_LIMIT", "PART_STATEMENTS", "PART_OPERATIONS",
            "OPERATION_PART_STATEMENTS", "TU_STATEMENTS", "PART_FLAGS", "LOOP_FLAGS",
            "SPLIT_STATEMENTS", "CLONED", "ZERO_FILL", "WINDOWS", "WINDOW", "WINDOW_MIN"]
@@ -71,27 +71,26 @@ LOOP_FLAGS = ("-O1",)
 SPLIT_STATEMENTS = 400
 
 
-def _without_aliases(program: Program) -> tuple:
-    """(temporaries, output statements) of a parted function with each temporary that only
-    names another value (an input, a temporary, a sine or cosine) or its negative replaced
-    by it where it is read: through the scratch array each was a copy from slot to slot,
-    where a reader takes a negative for nothing in a sum (Atlas's mass matrix: 223 of its
-    1,727 statements)."""
+def aliases(program: Program) -> dict:
+    """{temporary: the value it names}: each temporary that only names another value (an
+    input, a temporary, a sine or cosine) or its negative, that value followed through
+    the aliases before it. A parted function gives these no slot and no statement
+    (ordered_statements): through the scratch array each was a copy from slot to slot
+    (Atlas's mass matrix: 223 of its 1,727 statements)."""
     def named(e):
         return e.is_Symbol or e in program.names or isinstance(e, (sm.sin, sm.cos))
 
-    alias, temporaries = {}, []
+    alias = {}
     for sym, e in program.temporaries:
-        if alias and not alias.keys().isdisjoint(e.free_symbols):
-            e = e.xreplace(alias)
+        e = _through(e, alias)
         if named(e) or (e.is_Mul and len(e.args) == 2 and e.args[0] == -1 and named(e.args[1])):
             alias[sym] = e
-        else:
-            temporaries.append((sym, e))
-    outputs = [(None, e.xreplace(alias) if alias and not alias.keys().isdisjoint(e.free_symbols)
-                else e, array, i)
-               for array, exprs in program.outputs for i, e in enumerate(map(sm.sympify, exprs))]
-    return temporaries, outputs
+    return alias
+
+
+def _through(e, alias: dict):
+    """e with the aliases it reads replaced by their values."""
+    return e.xreplace(alias) if alias and not alias.keys().isdisjoint(e.free_symbols) else e
 
 
 def ordered_statements(program: Program, parted: bool) -> list:
@@ -103,9 +102,13 @@ def ordered_statements(program: Program, parted: bool) -> list:
     if not parted:
         return [(sym, e, "", 0) for sym, e in program.temporaries] + \
             [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
-    temporaries, outputs = _without_aliases(program)
-    statements = [(sym, e, "", 0) for sym, e in temporaries]
-    position = {sym: k for k, (sym, _) in enumerate(temporaries)}
+    # with the aliases read through (aliases): what each statement reads, for the layout
+    alias = aliases(program)
+    statements = [(sym, _through(e, alias), "", 0) for sym, e in program.temporaries
+                  if sym not in alias]
+    outputs = [(None, _through(sm.sympify(e), alias), array, i)
+               for array, exprs in program.outputs for i, e in enumerate(exprs)]
+    position = {sym: k for k, (sym, _, _, _) in enumerate(statements)}
     after = {}                          # temporary's position (-1: none) -> outputs after it
     for st in outputs:
         after.setdefault(max((position[a] for a in st[1].free_symbols if a in position),
@@ -240,10 +243,26 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
                                declare=[printer.trig_value(*v) for v in values
                                         if v not in printer.scratch]))
         return groups
+    # printed as the program has them: an alias read as the C of its value, so that each
+    # product's factors stay in their order, and the bits those of the function whole
+    alias = aliases(program) if parted else {}
+    original = dict(program.temporaries)
+    output = dict(program.outputs)
+    for sym, value in alias.items():
+        negative = value.is_Mul and value.args[0] == -1
+        target = value.args[1] if negative else value
+        if isinstance(target, (sm.sin, sm.cos)) and target.args[0] not in numbers:
+            continue                                 # read by no statement
+        c = printer.trig_value(numbers[target.args[0]], "s" if isinstance(target, sm.sin)
+                               else "c") if isinstance(target, (sm.sin, sm.cos)) \
+            else printer.expression(target)
+        names[sym] = f"(-{c})" if negative else c
     statements = []
     for k, (sym, expr, array, i) in enumerate(ordered):
         if k % 1000 == 0:
             checkpoint()
+        if parted:
+            expr = original[sym] if sym is not None else sm.sympify(output[array][i])
         if sym is None:
             statements.append(dict(sincos=sincos(k), temporary=False, array=array, index=i,
                                    lhs=f"{array}[{i}]", rhs=printer.expression(expr),
