@@ -82,15 +82,11 @@ def aliases(program: Program) -> dict:
 
     alias = {}
     for sym, e in program.temporaries:
-        e = _through(e, alias)
+        if alias and not alias.keys().isdisjoint(e.free_symbols):
+            e = e.xreplace(alias)
         if named(e) or (e.is_Mul and len(e.args) == 2 and e.args[0] == -1 and named(e.args[1])):
             alias[sym] = e
     return alias
-
-
-def _through(e, alias: dict):
-    """e with the aliases it reads replaced by their values."""
-    return e.xreplace(alias) if alias and not alias.keys().isdisjoint(e.free_symbols) else e
 
 
 def ordered_statements(program: Program, parted: bool) -> list:
@@ -102,11 +98,16 @@ def ordered_statements(program: Program, parted: bool) -> list:
     if not parted:
         return [(sym, e, "", 0) for sym, e in program.temporaries] + \
             [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
-    # with the aliases read through (aliases): what each statement reads, for the layout
+    # each statement as the layout sees it: with the values of the aliases it reads beside
+    # it, unevaluated (a substitution could cancel a read the printed statement still has)
     alias = aliases(program)
-    statements = [(sym, _through(e, alias), "", 0) for sym, e in program.temporaries
-                  if sym not in alias]
-    outputs = [(None, _through(sm.sympify(e), alias), array, i)
+
+    def reads(e):
+        named = alias.keys() & e.free_symbols
+        return sm.Tuple(e, *(alias[a] for a in sorted(named, key=str))) if named else e
+
+    statements = [(sym, reads(e), "", 0) for sym, e in program.temporaries if sym not in alias]
+    outputs = [(None, reads(sm.sympify(e)), array, i)
                for array, exprs in program.outputs for i, e in enumerate(exprs)]
     position = {sym: k for k, (sym, _, _, _) in enumerate(statements)}
     after = {}                          # temporary's position (-1: none) -> outputs after it

@@ -154,3 +154,29 @@ def test_windows_reach_their_slots_by_one_byte():
     assert not set(seen) & {int(k) for k in re.findall(r"\bw\[(\d+)\]", text)}
     assert 900 in seen                                  # read by every statement
     assert emit.part_windows([st("w[1]", "2.0")]) == ((), [st("w[1]", "2.0")])
+
+
+def test_an_alias_is_read_where_its_reader_cancels_it(monkeypatch):
+    """z = -t is an alias (layout.aliases): v t + v z reads v as printed, though v t - v t
+    would cancel, so the layout must keep v readable there (the bicycle's Jacobian once
+    printed an undeclared local this way); the printed statement names t's value twice."""
+    from codegen.programs.program import Input, Program
+    x0, x1 = sm.symbols("x0 x1", real=True)
+    t, z, v, u = sm.symbols("t z v u", real=True)
+    program = Program(inputs=[Input("x0", "x", 0, "x0"), Input("x1", "x", 1, "x1")],
+                      names={x0: "x0", x1: "x1"},
+                      temporaries=[(t, x0 * x1), (v, x0 + x1), (z, -t),
+                                   (u, sm.Add(sm.Mul(v, t), sm.Mul(v, z), evaluate=False))],
+                      outputs=[("F", [u * x0, z])])
+    assert emit.aliases(program) == {z: -t}
+    statements = emit.ordered_statements(program, True)
+    assert [st[0] for st in statements if st[0] is not None] == [t, v, u]
+    read = next(st[1] for st in statements if st[0] == u)
+    assert {t, v} <= read.free_symbols
+    monkeypatch.setattr(emit, "PART_LIMIT", 1)          # in parts of two statements
+    monkeypatch.setattr(emit, "PART_STATEMENTS", 2)
+    data = emit.function_data("eval", "f", program, "test")
+    assert len(data["parts"]) == 3
+    rhs = {st["lhs"].split()[-1]: st["rhs"] for part in data["parts"] for st in part["statements"]}
+    printed = "\n".join(rhs.values())
+    assert "z" not in printed and printed.count("(-") == 2     # u's and F[1]'s z, as -t
