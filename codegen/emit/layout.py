@@ -8,7 +8,6 @@ import re
 
 import sympy as sm
 
-
 from ..abi import FUNCTIONS
 from ..programs.program import Program, dependents
 from ..symbolic.counting import operation_count
