@@ -88,18 +88,19 @@ def aliases(program: Program) -> dict:
     return alias
 
 
-def ordered_statements(program: Program, parted: bool) -> list:
+def ordered_statements(program: Program, parted: bool, alias: dict | None = None) -> list:
     """A function's statements in the order emitted, as (temporary symbol or None, expression,
     output array, index): the temporaries, then the outputs; in a parted function each output
     right after the last temporary it reads (constants first), so that the temporaries die
     early and the scratch array holds only those still to be read (scratch_layout): the
-    100-link pendulum's Jacobian reads nearly every temporary in its outputs, at the end."""
+    100-link pendulum's Jacobian reads nearly every temporary in its outputs, at the end.
+    alias: the program's aliases (aliases(program), formed here where not given)."""
     if not parted:
         return [(sym, e, "", 0) for sym, e in program.temporaries] + \
             [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
     # each statement as the layout sees it: with the values of the aliases it reads beside
     # it, unevaluated (a substitution could cancel a read the printed statement still has)
-    alias = aliases(program)
+    alias = aliases(program) if alias is None else alias
 
     def reads(e):
         named = alias.keys() & e.free_symbols
@@ -194,7 +195,8 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
     size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names
     local, slots, size = set(), {}, 0
-    ordered = ordered_statements(program, parted)
+    alias = aliases(program) if parted else {}
+    ordered = ordered_statements(program, parted, alias)
     read = {i.array for i in program.inputs}
     optional = FUNCTIONS[kind].optional         # arrays passed NULL for none: guarded
     overwritten = overwritten or {}
@@ -245,7 +247,6 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
         return groups
     # printed as the program has them: an alias read as the C of its value, so that each
     # product's factors stay in their order, and the bits those of the function whole
-    alias = aliases(program) if parted else {}
     original = dict(program.temporaries)
     output = dict(program.outputs)
     for sym, value in alias.items():
