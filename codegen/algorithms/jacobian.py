@@ -118,7 +118,7 @@ def _negated(expr):
 #: for it with jacobian=True. At most AUTO_CAP definitions by default: past it the
 #: derivative program's compile dominates the build (the Atlas, 4,641, gets it; the
 #: Talos, 5,823, does not).
-AUTO_LIMIT, AUTO_RATIO, AUTO_CAP = 1000, 1.5, 5000
+AUTO_LIMIT, AUTO_RATIO, AUTO_CAP = 1000, 1.6, 5000
 
 
 def auto_limit(programs: dict) -> int:

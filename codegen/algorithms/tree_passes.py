@@ -69,6 +69,20 @@ def skew_vector(b) -> list | None:
     return [b[2, 1], b[0, 2], b[1, 0]]
 
 
+def _folds_unnamed(expr) -> bool:
+    """expr is -x or c + d x (c, d numbers, x a symbol): left in its readers, a number
+    times it folds into their coefficients and a sum with it into their sums (HyQ's
+    composite inertias: 0.35 (0.308 + t) - 0.35 t' and the like). c x alone stays named:
+    read in a product with symbols, it would cost a multiplication per reader."""
+    if expr.is_Mul:
+        return expr.args == (-1, expr.args[1]) and expr.args[1].is_Symbol
+    if not expr.is_Add or len(expr.args) != 2 or not expr.args[0].is_number:
+        return False
+    t = expr.args[1]
+    return t.is_Symbol or (t.is_Mul and len(t.args) == 2 and t.args[0].is_number
+                           and t.args[1].is_Symbol)
+
+
 class _Definitions:
     """The program's temporaries as the recursion defines them (cg_<label> each)."""
 
@@ -77,9 +91,11 @@ class _Definitions:
         self.temps, self.names = list(temps), dict(names or {})
         self.used = set(self.names.values())
 
-    def __call__(self, label, expr):
+    def __call__(self, label, expr, fold=True):
+        """A name for expr, or expr itself where it is a number, a symbol or (fold)
+        a value that folds into its readers (_folds_unnamed)."""
         expr = sm.sympify(expr)
-        if expr.is_number or expr.is_Symbol:
+        if expr.is_number or expr.is_Symbol or (fold and _folds_unnamed(expr)):
             return expr
         name = f"cg_{label}"
         while name in self.used:        # a kinematic intermediate's name (codegen.formulation.relative)
@@ -123,7 +139,8 @@ def tree_inputs(eom, split=False, carry=False):
     for (k, name, i), e in zip(where, out["base"]):
         # the split's a0 and b enter one sum each (codegen.algorithms.rnea): inline, one
         # statement fewer each (a long program is emitted in parts, codegen.emit.layout)
-        vals[k, name, i] = e if name in "ab" else define(f"{name}{k}_{i}", e)
+        # a motion subspace's entries are read in products (U = I s, s s): named
+        vals[k, name, i] = e if name in "ab" else define(f"{name}{k}_{i}", e, name != "s")
     Q = [sm.sympify(e) for e in tree.Q]
     for j, e in zip(qpos, out["Q"]):
         Q[j] = define(f"Q{j}", e)
@@ -224,7 +241,8 @@ class _Transport:
             self._named("Trb", R.T * self._named("Tmb", b * R))
         C = c if c.is_diagonal() and len(set(c.diagonal())) == 1 else \
             self._named("Trc", R.T * self._named("Tmc", c * R), upper=True)
-        E = self._named("Te", B.T - C * rx)
+        # unnamed: with r's few entries, its terms fold into top's (fewer operations)
+        E = B.T - C * rx
         top = A - B * rx + rx * E
         right = B + rx * C
         out = sm.Matrix(sm.BlockMatrix([[top, right], [right.T, C]]))

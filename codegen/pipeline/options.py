@@ -32,7 +32,7 @@ class Options:
     analytic Jacobian of the right-hand side (models without run-time constraints),
     which the implicit integrators, ``linearize`` and an FMU's directional derivatives
     use: True always, False never (the integrators fall back to finite differences),
-    None (the default) while its program stays within 1.5 times the model's own and
+    None (the default) while its program stays within 1.6 times the model's own and
     5,000 definitions (codegen.algorithms.jacobian.auto_limit: the robots up to the Atlas, the
     pendulum on a cart to n = 40), since beyond, its build costs more than the
     model's. parameter_jacobian: also generate the parameter sensitivities d x'/dp
