@@ -7,7 +7,7 @@ import re
 import sympy as sm
 from sympy.printing.c import C99CodePrinter
 
-__all__ = ["CPrinter", "IDENTIFIER"]
+__all__ = ["CPrinter", "IDENTIFIER", "shared_coefficients"]
 
 
 class CPrinter(C99CodePrinter):
@@ -61,6 +61,10 @@ class CPrinter(C99CodePrinter):
             raise ValueError(f"{expr} is neither a state nor a specified input")
         return name
 
+    def _print_Add(self, expr):
+        grouped = shared_coefficients(expr)
+        return super()._print_Add(grouped) if grouped.is_Add else self._print(grouped)
+
     def _print_Pow(self, expr):
         b, e = expr.base, expr.exp
         if e.is_Integer and e != 0:
@@ -86,3 +90,32 @@ class CPrinter(C99CodePrinter):
 
 
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def shared_coefficients(expr: sm.Add) -> sm.Expr:
+    """expr with each number that several of its terms share taken out once, unevaluated:
+    c a - c b + d -> c (a - b) + d, one multiplication fewer per term. SymPy distributes a
+    number over a sum, so its expressions come this way (0.35 (t + 0.3) - 0.35 t'), and C
+    may not factor it (not associative in floating point)."""
+    groups = {}
+    for term in expr.args:
+        c, rest = term.as_coeff_Mul()
+        if c.is_Number and abs(c) != 1 and rest != 1:
+            groups.setdefault(abs(c), []).append((c, rest))
+    shared = {c: g for c, g in groups.items() if len(g) > 1}
+    if not shared:
+        return expr
+    terms, done = [], set()
+    for term in expr.args:
+        c, rest = term.as_coeff_Mul()
+        key = abs(c) if c.is_Number else None
+        if key not in shared:
+            terms.append(term)
+        elif key not in done:
+            done.add(key)
+            group = shared[key]
+            sign = -1 if all(c < 0 for c, _ in group) else 1
+            inner = sm.Add(*[rest if (c > 0) == (sign > 0) else -rest for c, rest in group],
+                           evaluate=False)
+            terms.append(sm.Mul(sign * key, inner, evaluate=False))
+    return sm.Add(*terms, evaluate=False) if len(terms) > 1 else terms[0]
