@@ -5,6 +5,7 @@ pass's articulated inertias and biases, then the outward pass's accelerations
 from __future__ import annotations
 
 from ..programs.program import Program, live_temporaries
+from ..programs.schedule import fewer_reloads
 from .tree_passes import carried_biases, inward, outward, tree_inputs
 
 __all__ = ["tree_program"]
@@ -29,5 +30,8 @@ def tree_program(eom) -> Program | None:
     step, D = passed
     ud = outward(eom.tree.nodes, T, step, len(Q), define)
     outputs = [("qd", qd), ("ud", ud), ("D", D)]
-    return Program(inputs=prog.inputs, names=define.names,
-                   temporaries=live_temporaries(define.temps, outputs), outputs=outputs)
+    # the recursion's long chains: its order as written spills more on the robots measured
+    # (Atlas, Talos, Solo12: 5 to 7 % fewer instructions reordered), not on all (the iiwa)
+    return fewer_reloads(Program(inputs=prog.inputs, names=define.names,
+                                 temporaries=live_temporaries(define.temps, outputs),
+                                 outputs=outputs))

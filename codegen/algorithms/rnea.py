@@ -30,6 +30,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from ..programs.program import Input, Program, live_temporaries
+from ..programs.schedule import depth_first
 # the forward recursion's inputs and transports, shared
 from .tree_passes import carried_acceleration, planar, transported, tree_inputs
 
@@ -58,7 +59,7 @@ def _newton_euler(eom, with_qd) -> Program:
         define.used.add(f"cg_ud{j}")
     tau = newton_euler(nodes, S, W, h, Q, T, define, ud, carried=carry)
     outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
-    temps = _just_in_time(live_temporaries(define.temps, outputs), outputs)
+    temps = depth_first(live_temporaries(define.temps, outputs), outputs)
     used = set()
     for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
         used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)
@@ -66,30 +67,6 @@ def _newton_euler(eom, with_qd) -> Program:
     inputs = [i for i in prog.inputs if i.name in read]       # q' alone needs the others
     inputs += [Input(f"cg_ud{j}", "ud", j, f"ud[{j}]") for j, s in enumerate(ud) if s in used]
     return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
-
-
-def _just_in_time(temporaries: list, outputs: list) -> list:
-    """The temporaries in the order the outputs need them, depth first: each right
-    before its first use (a body's kinematics beside its step of the passes), not all
-    of the inputs' CSE first, so that fewer values are live at once and the C compiler
-    keeps more of them in registers."""
-    index = {sym: i for i, (sym, _) in enumerate(temporaries)}
-    deps = [sorted(index[d] for d in e.free_symbols if d in index) for _, e in temporaries]
-    done, order = [False] * len(temporaries), []
-    for e in [e for _, exprs in outputs for e in exprs]:
-        stack = [(i, 0) for i in reversed(sorted(index[d] for d in sm.sympify(e).free_symbols
-                                                 if d in index))]
-        while stack:
-            k, j = stack.pop()
-            if done[k]:
-                continue
-            if j < len(deps[k]):
-                stack.append((k, j + 1))
-                stack.append((deps[k][j], 0))
-            else:
-                done[k] = True
-                order.append(k)
-    return [temporaries[k] for k in order]
 
 
 def newton_euler(nodes, S, W, h, Q, T, define, ud, carried=False) -> list:
