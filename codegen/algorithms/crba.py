@@ -32,6 +32,7 @@ import sympy as sm
 from sympy.core.function import AppliedUndef
 
 from ..programs.program import Input, Program, dependents, live_temporaries
+from ..programs.schedule import fewer_reloads
 from ..progress import checkpoint
 # the forward recursion's inputs and transports, shared
 from .tree_passes import planar, skew_vector, transported, tree_inputs
@@ -81,9 +82,12 @@ def composite_programs(eom) -> dict | None:
         return {"eval": None, "mass": columns,
                 "forces": _program(prog.inputs, define, [("qd", qd), ("F", F)])}
     mass = composite_mass(nodes, S, W, T, define, eom.nu)
-    return {kind: _program(prog.inputs, define, outputs)
-            for kind, outputs in (("eval", [("qd", qd), ("M", mass), ("F", F)]),
-                                  ("mass", [("M", mass)]), ("forces", [("qd", qd), ("F", F)]))}
+    programs = {kind: _program(prog.inputs, define, outputs)
+                for kind, outputs in (("eval", [("qd", qd), ("M", mass), ("F", F)]),
+                                      ("mass", [("M", mass)]), ("forces", [("qd", qd), ("F", F)]))}
+    # M alone: reordered where that spills less (HyQ's four legs, 954 -> 839 instructions)
+    programs["mass"] = fewer_reloads(programs["mass"])
+    return programs
 
 
 def eval_program(eom) -> Program | None:

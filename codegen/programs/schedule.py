@@ -15,7 +15,7 @@ import dataclasses
 
 import sympy as sm
 
-__all__ = ["depth_first", "reloads", "fewer_reloads", "REGISTERS"]
+__all__ = ["depth_first", "reloads", "fewer_reloads", "REGISTERS", "REORDER_BELOW"]
 
 #: the registers ``reloads`` allocates: x86-64's 16 vector registers less two for the
 #: compiler's own use (constants, copies of SSE2's two-operand form)
@@ -102,10 +102,17 @@ def reloads(temporaries: list, outputs: list, registers: int = REGISTERS) -> int
     return count
 
 
+#: the reordered program is kept where it reloads at most this fraction of the order as
+#: written: a few reloads fewer in the model are within what it does not see (the UR5's
+#: mass matrix, 40 -> 38 simulated, ran 0.5 % more instructions reordered)
+REORDER_BELOW = 0.9
+
+
 def fewer_reloads(program):
     """program, or the same with its temporaries in the Sethi–Ullman depth-first order
-    (depth_first with ershov) where that order reloads less (reloads)."""
+    (depth_first with ershov) where that order reloads clearly less (reloads, REORDER_BELOW)."""
     ordered = depth_first(program.temporaries, program.outputs, ershov=True)
-    if reloads(ordered, program.outputs) < reloads(program.temporaries, program.outputs):
+    if reloads(ordered, program.outputs) < \
+            REORDER_BELOW * reloads(program.temporaries, program.outputs):
         return dataclasses.replace(program, temporaries=ordered)
     return program
