@@ -114,7 +114,7 @@ def _negated(expr):
 #: within auto_limit definitions: AUTO_RATIO times the statements of the model's own
 #: programs (eval, M, the solve or the recursion, inverse dynamics), and at least
 #: AUTO_LIMIT, so that its build grows like the model's. Over a chain it grows as n² (the
-#: Jacobian's n² entries): the pendulum on a cart gets it by default up to n = 40. Ask
+#: Jacobian's n² entries): the pendulum on a cart gets it by default up to n = 43. Ask
 #: for it with jacobian=True. At most AUTO_CAP definitions by default: past it the
 #: derivative program's compile dominates the build (the Atlas, 4,641, gets it; the
 #: Talos, 5,823, does not).

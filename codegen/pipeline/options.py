@@ -34,7 +34,7 @@ class Options:
     use: True always, False never (the integrators fall back to finite differences),
     None (the default) while its program stays within 1.6 times the model's own and
     5,000 definitions (codegen.algorithms.jacobian.auto_limit: the robots up to the Atlas, the
-    pendulum on a cart to n = 40), since beyond, its build costs more than the
+    pendulum on a cart to n = 43), since beyond, its build costs more than the
     model's. parameter_jacobian: also generate the parameter sensitivities d x'/dp
     (``CompiledModel.parameter_jacobian``; models without run-time constraints), off by
     default as most models never use them."""

@@ -117,6 +117,30 @@ static inline double cg_powi(double a, int n)
     return n < 0 ? 1.0 / result : result;
 }
 
+/* the constants of cg_sincos and cg_sincos2 (each twice: cg_sincos2 reads both lanes):
+   the reduction by pi/4 in three parts, then the Cephes minimax polynomials for cos and sin */
+#if defined(__GNUC__)
+__attribute__((aligned(16)))
+#endif
+static const double cg_sincos_k[][2] = {
+    {-0.0, -0.0}, {1e6, 1e6}, {1.27323954473516268615, 1.27323954473516268615},
+    {7.85398125648498535156e-1, 7.85398125648498535156e-1},
+    {3.77489470793079817668e-8, 3.77489470793079817668e-8},
+    {2.69515142907905952645e-15, 2.69515142907905952645e-15},
+    {-1.13585365213876817300e-11, -1.13585365213876817300e-11},
+    {2.08757008419747316778e-9, 2.08757008419747316778e-9},
+    {-2.75573141792967388112e-7, -2.75573141792967388112e-7},
+    {2.48015872888517045348e-5, 2.48015872888517045348e-5},
+    {-1.38888888888730564116e-3, -1.38888888888730564116e-3},
+    {4.16666666666665929218e-2, 4.16666666666665929218e-2},
+    {1.0, 1.0}, {0.5, 0.5},
+    {1.58962301576546568060e-10, 1.58962301576546568060e-10},
+    {-2.50507477628578072866e-8, -2.50507477628578072866e-8},
+    {2.75573136213857245213e-6, 2.75573136213857245213e-6},
+    {-1.98412698295895385996e-4, -1.98412698295895385996e-4},
+    {8.33333333332211858878e-3, 8.33333333332211858878e-3},
+    {-1.66666666666666307295e-1, -1.66666666666666307295e-1}};
+
 /*
  * sin and cos of x together (the generated code computes each angle's pair
  * once). Cody-Waite reduction by pi/4 in three parts, then the Cephes minimax
@@ -126,29 +150,27 @@ static inline double cg_powi(double a, int n)
  */
 static inline void cg_sincos(double x, double *sp, double *cp)
 {
-    static const double p1 = 7.85398125648498535156e-1, p2 = 3.77489470793079817668e-8,
-                        p3 = 2.69515142907905952645e-15;
+#define CG_K(i) cg_sincos_k[i][0]
+#define CG_STEP(v, i) ((v) * zz + CG_K(i))
     const double a = fabs(x);
     long j;
     double y, z, zz, s, c, sv, cv;
-    if (!(a < 1e6)) {
+    if (!(a < CG_K(1))) {
         *sp = sin(x);
         *cp = cos(x);
         return;
     }
-    j = (long)(a * 1.27323954473516268615);      /* a / (pi/4), rounded up to even */
+    j = (long)(a * CG_K(2));                     /* a / (pi/4), rounded up to even */
     j += j & 1;
     y = (double)j;
-    z = ((a - y * p1) - y * p2) - y * p3;         /* |z| <= pi/4 */
+    z = ((a - y * CG_K(3)) - y * CG_K(4)) - y * CG_K(5);   /* |z| <= pi/4 */
     zz = z * z;
-    c = 1.0 - 0.5 * zz + zz * zz * (((((-1.13585365213876817300e-11 * zz
-        + 2.08757008419747316778e-9) * zz - 2.75573141792967388112e-7) * zz
-        + 2.48015872888517045348e-5) * zz - 1.38888888888730564116e-3) * zz
-        + 4.16666666666665929218e-2);
-    s = z + z * zz * (((((1.58962301576546568060e-10 * zz
-        - 2.50507477628578072866e-8) * zz + 2.75573136213857245213e-6) * zz
-        - 1.98412698295895385996e-4) * zz + 8.33333333332211858878e-3) * zz
-        - 1.66666666666666307295e-1);
+    c = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(6), 7), 8), 9), 10), 11);
+    c = CG_K(12) - CG_K(13) * zz + zz * zz * c;
+    s = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(14), 15), 16), 17), 18), 19);
+    s = z + z * zz * s;
+#undef CG_STEP
+#undef CG_K
     sv = (j & 2) ? c : s;                         /* octants 2, 6: sin and cos swap */
     cv = (j & 2) ? s : c;
     if (j & 4) sv = -sv;                          /* octants 4, 6: sin negative */
@@ -174,41 +196,42 @@ static __attribute__((noinline)) void cg_sincos2_far(double x0, double x1, doubl
     cg_sincos(x1, s1, c1);
 }
 
-#define CG_K(v) ((__m128d){v, v})   /* one 16-byte constant (_mm_set1_pd loads and broadcasts) */
+#define CG_K(i) _mm_load_pd(k[i])
 static inline __attribute__((always_inline)) void cg_sincos2(double x0, double x1, double *s0,
                                                              double *c0, double *s1, double *c1)
 {
-    const __m128d x = _mm_set_pd(x1, x0), sign = CG_K(-0.0);
-    const __m128d a = _mm_andnot_pd(sign, x);
+    const double (*k)[2] = cg_sincos_k;
+    __m128d x, sign, a, y, z, zz, s, c, swap, sv, cv;
     __m128i j, jj;
-    __m128d y, z, zz, s, c, swap, sv, cv;
-    if (__builtin_expect(_mm_movemask_pd(_mm_cmplt_pd(a, CG_K(1e6))) != 3, 0)) {
+    /* the table through a pointer the compiler cannot see through: each constant is then
+       one 16-byte operand of the instruction that reads it, where GCC 12 builds a vector
+       constant {v, v} from v by a scalar load and a shuffle (a sixth of the function) */
+    __asm__("" : "+r"(k));
+    x = _mm_set_pd(x1, x0);
+    sign = CG_K(0);
+    a = _mm_andnot_pd(sign, x);
+    if (__builtin_expect(_mm_movemask_pd(_mm_cmplt_pd(a, CG_K(1))) != 3, 0)) {
         cg_sincos2_far(x0, x1, s0, c0, s1, c1);
         return;
     }
-    j = _mm_cvttpd_epi32(_mm_mul_pd(a, CG_K(1.27323954473516268615)));
+    j = _mm_cvttpd_epi32(_mm_mul_pd(a, CG_K(2)));
     j = _mm_add_epi32(j, _mm_and_si128(j, _mm_set1_epi32(1)));
     y = _mm_cvtepi32_pd(j);
-    z = _mm_sub_pd(_mm_sub_pd(_mm_sub_pd(a, _mm_mul_pd(y, CG_K(7.85398125648498535156e-1))),
-                              _mm_mul_pd(y, CG_K(3.77489470793079817668e-8))),
-                   _mm_mul_pd(y, CG_K(2.69515142907905952645e-15)));
+    z = _mm_sub_pd(_mm_sub_pd(_mm_sub_pd(a, _mm_mul_pd(y, CG_K(3))), _mm_mul_pd(y, CG_K(4))),
+                   _mm_mul_pd(y, CG_K(5)));
     zz = _mm_mul_pd(z, z);
-#define CG_STEP(v, k) _mm_add_pd(_mm_mul_pd(v, zz), CG_K(k))
-    c = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(-1.13585365213876817300e-11),
-        2.08757008419747316778e-9), -2.75573141792967388112e-7), 2.48015872888517045348e-5),
-        -1.38888888888730564116e-3), 4.16666666666665929218e-2);
-    c = _mm_add_pd(_mm_sub_pd(CG_K(1.0), _mm_mul_pd(CG_K(0.5), zz)),
-                   _mm_mul_pd(_mm_mul_pd(zz, zz), c));
-    s = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(1.58962301576546568060e-10),
-        -2.50507477628578072866e-8), 2.75573136213857245213e-6), -1.98412698295895385996e-4),
-        8.33333333332211858878e-3), -1.66666666666666307295e-1);
+#define CG_STEP(v, i) _mm_add_pd(_mm_mul_pd(v, zz), CG_K(i))
+    c = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(6), 7), 8), 9), 10), 11);
+    c = _mm_add_pd(_mm_sub_pd(CG_K(12), _mm_mul_pd(CG_K(13), zz)), _mm_mul_pd(_mm_mul_pd(zz, zz), c));
+    s = CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_STEP(CG_K(14), 15), 16), 17), 18), 19);
 #undef CG_STEP
     s = _mm_add_pd(z, _mm_mul_pd(_mm_mul_pd(z, zz), s));
     jj = _mm_shuffle_epi32(j, _MM_SHUFFLE(1, 1, 0, 0));         /* each lane's j in 64 bits */
     swap = _mm_castsi128_pd(_mm_cmpeq_epi32(_mm_and_si128(jj, _mm_set1_epi32(2)),
                                             _mm_set1_epi32(2)));
-    sv = _mm_or_pd(_mm_and_pd(swap, c), _mm_andnot_pd(swap, s));
-    cv = _mm_or_pd(_mm_and_pd(swap, s), _mm_andnot_pd(swap, c));
+    swap = _mm_and_pd(swap, _mm_xor_pd(s, c));                  /* s ^ c where they swap */
+    sv = _mm_xor_pd(s, swap);
+    cv = _mm_xor_pd(c, swap);
     /* sign flips: bit 2 of j (resp. j + 2) moved to bit 63, and the sign of x */
     sv = _mm_xor_pd(sv, _mm_castsi128_pd(_mm_slli_epi64(_mm_and_si128(jj, _mm_set1_epi32(4)), 61)));
     sv = _mm_xor_pd(sv, _mm_and_pd(x, sign));
