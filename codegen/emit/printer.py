@@ -96,24 +96,24 @@ def shared_coefficients(expr: sm.Add) -> sm.Expr:
     """expr with each number that several of its terms share taken out once, unevaluated:
     c a - c b + d -> c (a - b) + d, one multiplication fewer per term. SymPy distributes a
     number over a sum, so its expressions come this way (0.35 (t + 0.3) - 0.35 t'), and C
-    may not factor it (not associative in floating point)."""
-    groups = {}
+    may not factor it (not associative in floating point). A number alone is a term of its
+    own, never a factor (0.5 a + 0.5 b + 0.5 -> 0.5 (a + b) + 0.5)."""
+    keys, groups = [], {}
     for term in expr.args:
         c, rest = term.as_coeff_Mul()
-        if c.is_Number and abs(c) != 1 and rest != 1:
-            groups.setdefault(abs(c), []).append((c, rest))
-    shared = {c: g for c, g in groups.items() if len(g) > 1}
-    if not shared:
+        key = abs(c) if c.is_Number and abs(c) != 1 and rest != 1 else None
+        keys.append((key, c, rest))
+        if key is not None:
+            groups.setdefault(key, []).append((c, rest))
+    if all(len(g) < 2 for g in groups.values()):
         return expr
     terms, done = [], set()
-    for term in expr.args:
-        c, rest = term.as_coeff_Mul()
-        key = abs(c) if c.is_Number else None
-        if key not in shared:
+    for term, (key, c, rest) in zip(expr.args, keys):
+        if key is None or len(groups[key]) < 2:
             terms.append(term)
         elif key not in done:
             done.add(key)
-            group = shared[key]
+            group = groups[key]
             sign = -1 if all(c < 0 for c, _ in group) else 1
             inner = sm.Add(*[rest if (c > 0) == (sign > 0) else -rest for c, rest in group],
                            evaluate=False)
