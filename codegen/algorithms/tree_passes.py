@@ -70,10 +70,8 @@ def skew_vector(b) -> list | None:
 
 
 def _folds_unnamed(expr) -> bool:
-    """expr is -x or c + d x (c, d numbers, x a symbol): left in its readers, a number
-    times it folds into their coefficients and a sum with it into their sums (HyQ's
-    composite inertias: 0.35 (0.308 + t) - 0.35 t' and the like). c x alone stays named:
-    read in a product with symbols, it would cost a multiplication per reader."""
+    """expr is -x or c + d x (c, d numbers, x a symbol): in its readers, it folds into
+    their coefficients and sums (0.35 (0.308 + t) - 0.35 t'); c x alone is not (docs/design.md)."""
     if expr.is_Mul:
         return expr.args == (-1, expr.args[1]) and expr.args[1].is_Symbol
     if not expr.is_Add or len(expr.args) != 2 or not expr.args[0].is_number:
@@ -92,8 +90,7 @@ class _Definitions:
         self.used = set(self.names.values())
 
     def __call__(self, label, expr, fold=True):
-        """A name for expr, or expr itself where it is a number, a symbol or (fold)
-        a value that folds into its readers (_folds_unnamed)."""
+        """A name for expr; expr itself if a number, a symbol or (fold) _folds_unnamed."""
         expr = sm.sympify(expr)
         if expr.is_number or expr.is_Symbol or (fold and _folds_unnamed(expr)):
             return expr
@@ -137,9 +134,8 @@ def tree_inputs(eom, split=False, carry=False):
     define = _Definitions(prog.temporaries, prog.names)
     vals = {}
     for (k, name, i), e in zip(where, out["base"]):
-        # the split's a0 and b enter one sum each (codegen.algorithms.rnea): inline, one
-        # statement fewer each (a long program is emitted in parts, codegen.emit.layout)
-        # a motion subspace's entries are read in products (U = I s, s s): named
+        # a0 and b enter one sum each (codegen.algorithms.rnea): inline; s is read in
+        # products (U = I s, s s): named, not folded
         vals[k, name, i] = e if name in "ab" else define(f"{name}{k}_{i}", e, name != "s")
     Q = [sm.sympify(e) for e in tree.Q]
     for j, e in zip(qpos, out["Q"]):
