@@ -90,7 +90,13 @@ def test_base_parameters(robots, name, count):
     for x, ud in states[:5]:
         Y = mod.regressor(x, ud)
         assert np.allclose(mod.base_regressor(x, ud) @ beta, Y @ pi, rtol=0, atol=1e-11)
-        assert np.array_equal(mod.base_regressor(x, ud), Y[:, reg.pivots])
+        # two functions, each its own CSE: a product may associate differently in each
+        # (0.4 (a b) c against 0.4 (a c) b), so equal to rounding, not bit for bit (113 of
+        # 1,000 states differed in the last bits with the printer of e2a5503; at most 1.6 eps
+        # of the scale over 2,000 states now)
+        Yb = mod.base_regressor(x, ud)
+        scale = max(1.0, np.abs(Y).max())
+        assert np.abs(Yb - Y[:, reg.pivots]).max() <= 16 * np.finfo(float).eps * scale
     s = np.linalg.svd(np.vstack([mod.regressor(x, ud) for x, ud in states]), compute_uv=False)
     s = s / s[0]
     assert s[reg.rank - 1] > 1e-6 and (reg.rank == len(s) or s[reg.rank] < 1e-13), \
