@@ -29,7 +29,7 @@ def _reads(temporaries: list) -> tuple:
 
 
 def _output_reads(index: dict, outputs: list) -> list:
-    return [[index[d] for d in sorted(sm.sympify(e).free_symbols, key=str) if d in index]
+    return [sorted({index[d] for d in sm.sympify(e).free_symbols if d in index})
             for _, exprs in outputs for e in exprs]
 
 
@@ -48,7 +48,8 @@ def depth_first(temporaries: list, outputs: list, ershov: bool = False) -> list:
         deps = [sorted(ops, key=lambda d: (-need[d], d)) for ops in deps]
     done, order = [False] * len(temporaries), []
     for roots in _output_reads(index, outputs):
-        roots = sorted(set(roots), key=(lambda d: (-need[d], d)) if ershov else None)
+        if ershov:
+            roots = sorted(roots, key=lambda d: (-need[d], d))
         stack = [(i, 0) for i in reversed(roots)]
         while stack:
             k, j = stack.pop()
