@@ -196,7 +196,9 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
     names = program.names
     local, slots, size = set(), {}, 0
     alias = aliases(program) if parted else {}
-    ordered = ordered_statements(program, parted, alias)
+    # the L D L^T's pivots stored as they come, not held to the end (inlined in eval_ldl,
+    # held they cost the UR5's 49 instructions of 1,747)
+    ordered = ordered_statements(program, parted or kind == "ldl", alias)
     read = {i.array for i in program.inputs}
     optional = FUNCTIONS[kind].optional         # arrays passed NULL for none: guarded
     overwritten = overwritten or {}

@@ -162,6 +162,10 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     for fs, _, _ in beside.values():
         for f in fs:
             f["external"] = True
+    data["eval_ldl_function"] = _eval_ldl(functions, name, data["nm"], eom.nu)
+    if data["eval_ldl_function"]:
+        pointers["eval_ldl"] = data["eval_ldl_function"]["symbol"]
+        data["pointers"] = list(pointers.values())
     files = {f"{name}.h": render("model/model.h.j2", **data), f"{name}.c": render("model/model.c.j2", **data)}
     c_files = [f"{name}.c"]
     for fname, (fs, what, _) in beside.items():
@@ -179,3 +183,19 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     return Sources(name=name, files=files, c_files=c_files, operation_count=ops, solver=solver,
                    mass_failure=mass_failure, nc=data["nc"], nh=data["nh"],
                    jacobian="jacobian" in programs, flags=tuple(flags), file_flags=file_flags)
+
+
+def _eval_ldl(functions: list, name: str, nm: int, nu: int) -> dict | None:
+    """The data of eval and the unrolled L D L^T in one function (cg_model.h's eval_ldl),
+    where both are in the model's file and eval is one body (no parts, no calls) that the
+    compiler can inline; None otherwise (a tree's recursion, run-time constraints: no
+    ldl function)."""
+    kinds = {f["kind"]: f for f in functions}
+    ev, ldl = kinds["eval"], kinds.get("ldl")
+    if ldl is None or ldl.get("external") or ev["parts"] or ev["calls"]:
+        return None
+    return dict(symbol=f"{name}_eval_ldl", signature=FUNCTIONS["eval_ldl"].signature,
+                eval=ev["symbol"], ldl=ldl["symbol"], nm=nm,
+                diagonal=[i * (i + 3) // 2 for i in range(nu)],
+                comment="q' into qd and u' into ud: eval, then M u' = F by the unrolled "
+                        "L D L^T, in one body; the pivots into D, M's diagonal into Md")

@@ -60,6 +60,7 @@ cdef extern from "cg_model.h":
     ctypedef void (*cg_mass_fn)(double t, const double *x, const double *p, const double *r, double *M) noexcept nogil
     ctypedef void (*cg_tree_fn)(double t, const double *x, const double *p, const double *r, double *qd, double *ud, double *D) noexcept nogil
     ctypedef void (*cg_ldl_fn)(const double *M, double *F, double *D) noexcept nogil
+    ctypedef void (*cg_eval_ldl_fn)(double t, const double *x, const double *p, const double *r, double *qd, double *ud, double *D, double *Md) noexcept nogil
     ctypedef void (*cg_position_fn)(double t, const double *x, const double *p, const double *r, double *f, double *fq) noexcept nogil
     ctypedef void (*cg_velocity_fn)(double t, const double *x, const double *p, const double *r, double *A, double *B) noexcept nogil
     ctypedef void (*cg_jacobian_fn)(double t, const double *x, const double *p, const double *r, double *ud, double *Jq, double *R, double *Jqr, double *Rr, double *L) noexcept nogil
@@ -117,6 +118,7 @@ cdef extern from "cg_model.h":
         cg_mass_fn mass
         cg_tree_fn tree
         cg_ldl_fn ldl
+        cg_eval_ldl_fn eval_ldl
         cg_position_fn position
         cg_velocity_fn velocity
         cg_jacobian_fn jacobian

@@ -44,10 +44,16 @@ CG_API int cg_diagnose(const cg_model *m, double t, const double *x, const doubl
     return code;
 }
 
+/* 1 when a pivot of the unrolled L D L^T is not above CG_PIVOT_TOL of its diagonal entry
+   of M: M is not positive definite */
+static inline int cg_small_pivot(double pivot, double diagonal)
+{
+    return !(pivot > CG_PIVOT_TOL * fabs(diagonal));
+}
+
 /* M u' = F with u' into F: the unrolled L D L^T, Cholesky of the packed M, or LU of the
-   full M. 1 when M is not positive definite (a pivot not above CG_PIVOT_TOL of its
-   diagonal entry; the unrolled one's pivots only with check) or singular. M is
-   overwritten by the loop versions. */
+   full M. 1 when M is not positive definite (cg_small_pivot; the unrolled one's pivots
+   only with check) or singular. M is overwritten by the loop versions. */
 static inline int cg_solve_mass(const cg_model *m, double *M, double *F, int check)
 {
     const int nu = m->nu;
@@ -57,7 +63,7 @@ static inline int cg_solve_mass(const cg_model *m, double *M, double *F, int che
         m->ldl(M, F, D);
         if (check)
             for (i = 0; i < nu; i++)
-                if (!(D[i] > CG_PIVOT_TOL * fabs(M[i * (i + 3) / 2]))) return 1;
+                if (cg_small_pivot(D[i], M[i * (i + 3) / 2])) return 1;
         return 0;
     }
     if (m->flags & CG_SYMMETRIC) {
@@ -134,9 +140,10 @@ static int cg_constrained(const cg_model *m, double t, const double *x, const do
     return CG_OK;
 }
 
-/* dx of a model without run-time constraints: the recursion, or M u' = F solved; 1 where
-   M is not positive definite (a pivot of the recursion not positive, e.g. a zero mass,
-   or cg_solve_mass's), its pivots looked at only with check */
+/* dx of a model without run-time constraints: the recursion, or M u' = F solved (by the
+   model's eval_ldl where it has one); 1 where M is not positive definite (a pivot of the
+   recursion not positive, e.g. a zero mass, or cg_small_pivot's), its pivots looked at
+   only with check */
 static inline int cg_free_dynamics(const cg_model *m, double t, const double *x,
                                    const double *p, const double *r, double *dx, int check)
 {
@@ -148,6 +155,12 @@ static inline int cg_free_dynamics(const cg_model *m, double t, const double *x,
         m->tree(t, x, p, r, qd, ud, D);
         if (check)
             for (i = 0; i < nu; i++) if (!(D[i] > 0.0)) return 1;
+        return 0;
+    } else if (m->eval_ldl) {
+        double D[CG_LEN(nu)], Md[CG_LEN(nu)];
+        m->eval_ldl(t, x, p, r, qd, ud, D, Md);
+        if (check)
+            for (i = 0; i < nu; i++) if (cg_small_pivot(D[i], Md[i])) return 1;
         return 0;
     } else {
         double M[CG_LEN(m->nm)];

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* a model built against another version is refused by the runtime and rebuilt by the cache */
-#define CG_ABI_VERSION 13
+#define CG_ABI_VERSION 14
 
 /* a macro's value as a string literal, for the texts below */
 #define CG_STR(x) CG_STR_(x)
@@ -141,6 +141,11 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     /* M u' = F by the unrolled L D L^T: u' into F, the pivots into D; NULL unless \
        CG_UNROLLED */ \
     X(ldl, (const double *M, double *F, double *D)) \
+    /* eval and ldl in one call, M's entries kept from the one for the other instead of \
+       stored and loaded again: q' into qd, u' into ud, the pivots into D and M's \
+       diagonal into Md (for the pivots' check); NULL unless CG_UNROLLED, nc is 0 and \
+       eval is small enough to inline */ \
+    X(eval_ldl, (CG_MODEL_INPUTS, double *qd, double *ud, double *D, double *Md)) \
     /* configuration constraints f(q, t) and their Jacobian f_q (nh x nq, row-major); \
        NULL unless nh > 0 */ \
     X(position, (CG_MODEL_INPUTS, double *f, double *fq)) \

@@ -93,7 +93,11 @@ def test_two_models_link_into_one_program(exported, tmp_path):
     assert [(w[0], w[1], w[3], w[5]) for w in lines] == [("disk", "0", "0", "0"),
                                                           ("pend", "0", "0", "0")]
     # the unchecked entries give the same bits, and for a NaN speed a NaN x' with CG_OK,
-    # as documented (neither model has run-time constraints, which keep the checks)
+    # as documented (neither model has run-time constraints, which keep the checks); the
+    # disk's unchecked x' comes from its eval_ldl (eval and the L D L^T in one body), the
+    # pendulums' from the recursion
+    assert "static CG_FLATTEN void disk_eval_ldl(" in (tmp_path / "disk.c").read_text()
+    assert "eval_ldl" not in (tmp_path / "pend.c").read_text()
     assert [w[6:12] for w in lines] == [["1", "0", "1", "0", "0", "0"]] * 2
     for (name, code, dx0, inverse, tau0, jacobian, *rest) in lines:
         J = rest[6:]
