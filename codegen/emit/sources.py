@@ -162,7 +162,8 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     for fs, _, _ in beside.values():
         for f in fs:
             f["external"] = True
-    data["eval_ldl_function"] = _eval_ldl(functions, name, data["nm"], eom.nu)
+    data["eval_ldl_function"] = _eval_ldl(functions, name, data["nm"], eom.nu,
+                                          programs["eval"].operation_count)
     if data["eval_ldl_function"]:
         pointers["eval_ldl"] = data["eval_ldl_function"]["symbol"]
         data["pointers"] = list(pointers.values())
@@ -185,14 +186,23 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                    jacobian="jacobian" in programs, flags=tuple(flags), file_flags=file_flags)
 
 
-def _eval_ldl(functions: list, name: str, nm: int, nu: int) -> dict | None:
+#: eval_ldl where M's stored entries are at least this share of eval's operations: what
+#: it saves is M's stores and loads and a call, what it may cost is the registers of a
+#: larger function. Measured (instructions of cg_rhs, apart -> in one): the rolling disk
+#: (6 entries, 39 operations) 453 -> 418, the UR5 (21, 777) 2,089 -> 1,943, HyQ (78, 1,756)
+#: 4,649 -> 4,480; the Whipple bicycle (6, 2,588) 5,103 -> 5,120, left apart.
+EVAL_LDL_SHARE = 0.01
+
+
+def _eval_ldl(functions: list, name: str, nm: int, nu: int, eval_operations: int) -> dict | None:
     """The data of eval and the unrolled L D L^T in one function (cg_model.h's eval_ldl),
-    where both are in the model's file and eval is one body (no parts, no calls) that the
-    compiler can inline; None otherwise (a tree's recursion, run-time constraints: no
-    ldl function)."""
+    where both are in the model's file, eval is one body (no parts, no calls) that the
+    compiler can inline and M is large enough beside it (EVAL_LDL_SHARE); None otherwise
+    (a tree's recursion, run-time constraints: no ldl function)."""
     kinds = {f["kind"]: f for f in functions}
     ev, ldl = kinds["eval"], kinds.get("ldl")
-    if ldl is None or ldl.get("external") or ev["parts"] or ev["calls"]:
+    if ldl is None or ldl.get("external") or ev["parts"] or ev["calls"] \
+            or nm < EVAL_LDL_SHARE * eval_operations:
         return None
     return dict(symbol=f"{name}_eval_ldl", signature=FUNCTIONS["eval_ldl"].signature,
                 eval=ev["symbol"], ldl=ldl["symbol"], nm=nm,
