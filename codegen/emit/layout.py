@@ -14,7 +14,7 @@ from ..symbolic.counting import operation_count
 from ..progress import checkpoint
 from .column_loops import COLUMN_ARRAYS, column_loop
 from .printer import IDENTIFIER, CPrinter
-from .trig import TRIG_LOOP_PAIRS, trig_loop, trig_numbers, trig_plan
+from .trig import HOIST_TRIG, TRIG_LOOP_PAIRS, trig_loop, trig_numbers, trig_plan
 
 __all__ = ["function_data", "spread_parts", "executed_operations", "ordered_statements", "aliases",
            "scratch_layout", "part_windows", "PART_LIMIT", "PART_STATEMENTS", "PART_OPERATIONS",
@@ -217,7 +217,7 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
         trig_pairs += 1
     if trig_pairs < TRIG_LOOP_PAIRS:
         trig_pairs = 0
-        plan, last_trig = trig_plan(ordered)
+        plan, last_trig = trig_plan(ordered, hoist=not parted and kind in HOIST_TRIG)
     numbers = trig_numbers(plan)
     if parted:
         local, slots, size = scratch_layout(ordered, plan, last_trig, size_of_part,
