@@ -37,3 +37,16 @@ def test_the_kinds_hoisted_leave_the_recursion_alone():
     """The recursion measured 3 % slower with its pairs first (trig.HOIST_TRIG)."""
     assert {"eval", "mass", "inverse_dynamics"} <= trig.HOIST_TRIG
     assert "tree" not in trig.HOIST_TRIG
+
+
+def test_many_coordinates_stay_at_their_first_use():
+    """Beyond HOIST_MOST coordinates, hoisting would hold all their values through the
+    function (Atlas's 30 spilled): each pair is then placed as without hoist."""
+    q = sm.symbols(f"q0:{trig.HOIST_MOST + 1}")
+    t = sm.Symbol("t")
+    statements = [(t, q[0] * q[1], "", 0)] + [(None, sm.sin(a) + t, "y", i)
+                                              for i, a in enumerate(q)]
+    assert trig.trig_plan(statements, hoist=True) == trig.trig_plan(statements)
+    assert 0 not in trig.trig_plan(statements, hoist=True)[0]
+    few = statements[:trig.HOIST_MOST + 1]         # t and HOIST_MOST coordinates
+    assert len(trig.trig_plan(few, hoist=True)[0][0]) == (trig.HOIST_MOST + 1) // 2
