@@ -143,8 +143,8 @@ enum cg_method { CG_METHOD_LIST(CG_METHOD_ITEM) CG_N_METHODS };
     X(ldl, (const double *M, double *F, double *D)) \
     /* eval and ldl in one call, M's entries kept from the one for the other instead of \
        stored and loaded again: q' into qd, u' into ud, the pivots into D and M's \
-       diagonal into Md (for the pivots' check); NULL unless CG_UNROLLED, nc is 0 and \
-       eval is small enough to inline */ \
+       diagonal into Md (for the pivots' check); NULL unless CG_UNROLLED, nc is 0, eval \
+       is small enough to inline and M large enough beside it (codegen.emit.sources) */ \
     X(eval_ldl, (CG_MODEL_INPUTS, double *qd, double *ud, double *D, double *Md)) \
     /* configuration constraints f(q, t) and their Jacobian f_q (nh x nq, row-major); \
        NULL unless nh > 0 */ \
