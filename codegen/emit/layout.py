@@ -88,14 +88,15 @@ def aliases(program: Program) -> dict:
     return alias
 
 
-def ordered_statements(program: Program, parted: bool, alias: dict | None = None) -> list:
+def ordered_statements(program: Program, outputs_early: bool, alias: dict | None = None) -> list:
     """A function's statements in the order emitted, as (temporary symbol or None, expression,
-    output array, index): the temporaries, then the outputs; in a parted function each output
-    right after the last temporary it reads (constants first), so that the temporaries die
-    early and the scratch array holds only those still to be read (scratch_layout): the
-    100-link pendulum's Jacobian reads nearly every temporary in its outputs, at the end.
-    alias: the program's aliases (aliases(program), formed here where not given)."""
-    if not parted:
+    output array, index): the temporaries, then the outputs; with outputs_early (a parted
+    function, the L D L^T) each output right after the last temporary it reads (constants
+    first), so that the temporaries die early and the scratch array holds only those still to
+    be read (scratch_layout): the 100-link pendulum's Jacobian reads nearly every temporary
+    in its outputs, at the end. alias: the program's aliases (aliases(program), formed here
+    where not given)."""
+    if not outputs_early:
         return [(sym, e, "", 0) for sym, e in program.temporaries] + \
             [(None, e, array, i) for array, exprs in program.outputs for i, e in enumerate(exprs)]
     # each statement as the layout sees it: with the values of the aliases it reads beside

@@ -143,7 +143,6 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
         specified_names=eom.specified_names, solver=solver, operation_count=ops,
         flags=" | ".join(flags) or "0", rank_rtol=repr(float(rank_rtol)),
         functions=functions, fused=fused, feedback_law=feedback,
-        pointers=list(pointers.values()),
         output_names=outputs, event_names=[e.name for e in eom.events],
         nj=rows, impact_start=impact_start if rows else [],
         # M's factor the Jacobian's program leaves for the columns function (cg_jacobian
@@ -166,7 +165,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                           programs["eval"].operation_count)
     if data["eval_ldl_function"]:
         pointers["eval_ldl"] = data["eval_ldl_function"]["symbol"]
-        data["pointers"] = list(pointers.values())
+    data["pointers"] = list(pointers.values())
     files = {f"{name}.h": render("model/model.h.j2", **data), f"{name}.c": render("model/model.c.j2", **data)}
     c_files = [f"{name}.c"]
     for fname, (fs, what, _) in beside.items():

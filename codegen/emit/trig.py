@@ -32,9 +32,9 @@ def trig_plan(statements: list, loop_args=frozenset(), hoist: bool = False) -> t
                                      default=-1)
     early = [a for a in first if a in loop_args]
     early = early[:len(early) // 2 * 2]
-    hoisted = [a for a in first if ready[a] < 0 and a not in early]
-    if hoist and len(hoisted) <= HOIST_MOST:
-        early += hoisted
+    if hoist:
+        hoisted = [a for a in first if ready[a] < 0 and a not in early]
+        early += hoisted if len(hoisted) <= HOIST_MOST else []
     plan = {0: [early[j:j + 2] for j in range(0, len(early), 2)]} if early else {}
     pending = [a for a in first if a not in early]      # in order of first use
     for arg, i in first.items():
