@@ -21,7 +21,7 @@ def tree_program(eom) -> Program | None:
     M at run time)."""
     nodes = eom.tree.nodes
     carry = eom.tree.carried
-    prog, define, qd, S, W, h, Q, T = tree_inputs(eom, split=carry, carry=carry)
+    prog, define, qd, S, W, h, Q, T = tree_inputs(eom, split=carry, carry=carry, grouped=carry)
     if carry:
         W, h = carried_biases(nodes, W, h, T, define)
     passed = inward(eom.tree.nodes, S, W, h, Q, T, define)

@@ -52,14 +52,17 @@ def _newton_euler(eom, with_qd) -> Program:
     # operations and definitions split (the iiwa's: 7,572 operations against 8,341)
     nodes = eom.tree.nodes
     carry = not with_qd and eom.tree.carried
-    prog, define, qd, S, W, h, Q, T = tree_inputs(eom, split=True, carry=carry)
+    prog, define, qd, S, W, h, Q, T = tree_inputs(eom, split=True, carry=carry, grouped=carry)
     ud = [sm.Dummy(f"ud{j}") for j in range(eom.nu)]
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")
     tau = newton_euler(nodes, S, W, h, Q, T, define, ud, carried=carry)
     outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
-    temps = depth_first(live_temporaries(define.temps, outputs), outputs)
+    # operands by their register need (Sethi–Ullman): with the grouped inertias, HyQ's
+    # 11 %, the iiwa's 5 % faster than depth first as written, Solo12's the same; the
+    # Jacobian's (with_qd) is differentiated, not run, and keeps its order
+    temps = depth_first(live_temporaries(define.temps, outputs), outputs, ershov=not with_qd)
     used = set()
     for e in [e for _, e in temps] + [e for _, exprs in outputs for e in exprs]:
         used |= e.free_symbols | e.atoms(sm.Derivative, AppliedUndef)

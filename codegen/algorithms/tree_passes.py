@@ -104,31 +104,34 @@ class _Definitions:
         return s
 
 
-def tree_inputs(eom, split=False, carry=False):
-    """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W,
-    h, R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry
-    then a named temporary; T[k] the transport into node k (None for a root). split
-    (every node's h split as W a0 + b, codegen.formulation.tree): h is the pair (a0, b) of lists.
-    carry (with split; codegen.algorithms.rnea where every child has its velocity product c): h is
-    the pair (a0x for a root, c for a child: _carried_bias; bx) and W is Wx
-    (codegen.equations.tree.TreeNode)."""
+def tree_inputs(eom, split=False, carry=False, grouped=False):
+    """(program, define, q', S, W, h, Q, T): one CSE over q' and the tree's inputs (s, W, h,
+    R, r, Q), whose temporaries start define's (_Definitions); each non-numeric entry then a
+    named temporary; T[k] the transport into node k (None for a root). split (every node's h
+    split as W a0 + b, codegen.formulation.tree): h is the pair (a0, b) of lists. carry (with
+    split; where every child has its velocity product c): h is the pair (a0x for a root, c
+    for a child: _carried_bias; bx) and W is Wx (codegen.equations.tree.TreeNode); grouped
+    (with carry): Wg and bg where the tree has them (codegen.formulation.grouping)."""
     tree = eom.tree
     split = split and all(nd.a0 is not None for nd in tree.nodes)
     carry = carry and split
+    mine = [grouped and carry and nd.Wg is not None for nd in tree.nodes]
+    Wx = [nd.Wg if own else nd.Wx for nd, own in zip(tree.nodes, mine)]
+    bx = [nd.bg if own else nd.bx for nd, own in zip(tree.nodes, mine)]
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
         bias = (("a", nd.a0), ("b", nd.b)) if split else (("h", nd.h),)
         if carry:
-            bias = (("a", _carried_bias(nd)), ("b", nd.bx))
+            bias = (("a", _carried_bias(nd)), ("b", bx[k]))
         for name, values in (("s", [e for row in nd.s for e in row]), *bias,
-                             ("W", [e for row in (nd.Wx if carry else nd.W) for e in row]),
+                             ("W", [e for row in (Wx[k] if carry else nd.W) for e in row]),
                              ("R", [e for row in nd.R or [] for e in row]), ("r", nd.r or [])):
             for i, e in enumerate(values):
                 if not sm.sympify(e).is_number:
                     base.append(e)
                     where.append((k, name, i))
     qpos = [j for j, e in enumerate(tree.Q) if not sm.sympify(e).is_number]
-    prog = _inputs_program(eom, (split, carry), lambda: [
+    prog = _inputs_program(eom, (split, carry, any(mine)), lambda: [
         ("qd", list(eom.qdot)), ("base", base), ("Q", [tree.Q[j] for j in qpos])])
     out = dict(prog.outputs)
     define = _Definitions(prog.temporaries, prog.names)
@@ -147,9 +150,8 @@ def tree_inputs(eom, split=False, carry=False):
     S = [sm.Matrix(len(nd.rows), len(nd.speeds), get(k, "s", [e for row in nd.s for e in row]))
          for k, nd in enumerate(nodes)]
     if carry:
-        h = [(get(k, "a", _carried_bias(nd)), get(k, "b", nd.bx))
-             for k, nd in enumerate(nodes)]
-        W = [sm.Matrix(len(nd.rows), 6, get(k, "W", [e for row in nd.Wx for e in row]))
+        h = [(get(k, "a", _carried_bias(nd)), get(k, "b", bx[k])) for k, nd in enumerate(nodes)]
+        W = [sm.Matrix(len(nd.rows), 6, get(k, "W", [e for row in Wx[k] for e in row]))
              for k, nd in enumerate(nodes)]
     else:
         h = [(get(k, "a", nd.a0), get(k, "b", nd.b)) if split else get(k, "h", nd.h)
@@ -164,23 +166,20 @@ def tree_inputs(eom, split=False, carry=False):
 
 
 def _carried_bias(nd) -> list:
-    """tree_inputs' carried a: a root's a0x, a child's velocity product c; zeros for a
-    child without one, which only the analytic derivatives ask for
-    (codegen.algorithms.rnea_derivatives: they read the roots' a0x alone, each body's
-    acceleration formed in its root's frame)."""
-    if nd.parent < 0:
-        return nd.a0x
-    return nd.c if nd.c is not None else [0] * 6
+    """tree_inputs' carried a: a root's a0x, a child's velocity product c; zeros for a child
+    without one, which only the analytic derivatives ask for (codegen.algorithms.rnea_derivatives:
+    they read the roots' a0x alone, each body's acceleration formed in its root's frame)."""
+    return nd.a0x if nd.parent < 0 else nd.c if nd.c is not None else [0] * 6
 
 
-#: (id of an eom, split, carry) -> (a weak reference to the eom, its inputs' program):
+#: (id of an eom, split, carry, grouped) -> (a weak reference to the eom, its inputs' program):
 #: the composite, recursive, inverse and Jacobian programs each start from the same CSE
 #: (at n = 200 links, 0.4 s each); an entry goes with its eom
 _INPUTS = {}
 
 
 def _inputs_program(eom, how, outputs) -> Program:
-    """make_program(eom, outputs()) once per eom and how (tree_inputs' split and carry);
+    """make_program(eom, outputs()) once per eom and how (tree_inputs' split, carry, grouped);
     each caller gets its own list of inputs (the temporaries and names are copied by
     _Definitions)."""
     key = (id(eom), *how)

@@ -34,6 +34,10 @@ class TreeNode:
     c: list = None
     Wx: list = None
     bx: list = None
+    # Wx and bx with Khalil's grouping of inertial parameters (codegen.formulation.grouping),
+    # where it changed them: the same joint forces from fewer nonzero inertias
+    Wg: list = None
+    bg: list = None
 
 
 @dataclass

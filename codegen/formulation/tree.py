@@ -28,18 +28,20 @@ from sympy.core.function import AppliedUndef
 
 from ..equations.tree import Tree, TreeNode
 from .chain_rule import generalized_forces
+from .grouping import group_inertias
 from .motions import dyadic_components, is_rigid
 from ..progress import checkpoint
 from ..symbolic.expressions import VANISH_TOL, as_number, generic_values, vanishes
 from ..symbolic.spatial import skew, spatial_transform
-from ..symbolic.vec3 import add, cross, matvec
+from ..symbolic.vec3 import add, cross, cross_kept, matvec, matvec_kept
 
 __all__ = ["tree_of", "tree_of_bodies"]
 
 
 def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_values,
             why: list | None = None, omegas: list | None = None,
-            speeds: list | None = None, velocities: list | None = None) -> Tree | None:
+            speeds: list | None = None, velocities: list | None = None,
+            loads: list | None = None) -> Tree | None:
     """The tree of bodies [(G, W, h)] or [(G, W, h, (a0, b))] or None.
 
     G: 6 x nspeeds partial velocities (rows ω, v), W: 6 x 6 spatial inertia,
@@ -53,7 +55,9 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
     speeds (the speeds' symbols): with the split, each child's velocity product c
     (TreeNode, _velocity_product); velocities (with speeds: each body's velocity (ω; v),
     whose derivatives over the speeds are G, in its components, no auxiliary speeds):
-    the transport checked on them, O(1) per body (_carried)."""
+    the transport checked on them, O(1) per body (_carried); loads (with omegas: each
+    body's loads at its reference point, the part of b that is no inertia's): the
+    grouped inertias (codegen.formulation.grouping)."""
     def no(reason):
         if why is not None:
             why.append(reason)
@@ -109,6 +113,9 @@ def tree_of(bodies: list, Q: list, nspeeds: int, transport, numeric=generic_valu
                               a0x=None if a0 is None else _all_rows(bodies[k]), c=c,
                               Wx=[list(W[i]) for i in rows[k]],
                               bx=None if a0 is None else [bodies[k][3][1][i] for i in rows[k]]))
+    if loads is not None and omegas is not None:
+        group_inertias(nodes, [bodies[k][1] for k in live], [omegas[k] for k in live],
+                       [loads[k] for k in live])
     return Tree(nodes=nodes, Q=list(Q))
 
 
@@ -138,7 +145,7 @@ def _velocity_product(R, r, G, own, speeds, omega, omega_p, a0, a0_p, numeric):
     if omega is None or omega_p is None:
         return None
     rel = [sm.Add(*[G[i][j] * speeds[j] for j in own]) for i in range(3)]
-    c = cross(omega, rel) + cross(omega_p, _cross_kept(omega_p, r))
+    c = cross(omega, rel) + cross(omega_p, cross_kept(omega_p, r))
     shifted = sm.Matrix(a0_p[:3] + add(a0_p[3:], c[3:]))
     carried = spatial_transform(R, r) * shifted
     if not vanishes([a0[i] - carried[i] - (c[i] if i < 3 else 0) for i in range(6)],
@@ -250,9 +257,10 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
         if why is not None:
             why.append("a mass centre's velocity is out of the kinematics' reach")
         return None
+    loads = [list(datum[3][1]) for datum in data]       # each body's, at its reference point
     for k, body in enumerate(bodies):
         if is_rigid(body):
-            data[k], places[k] = _at_joint(motions, body, data[k], places[k], omegas[k])
+            data[k], places[k], loads[k] = _at_joint(motions, body, data[k], places[k], omegas[k])
     # each body's (ω; v) at its reference point, for the transport's check (tree_of);
     # the values carry no auxiliary speed, their partials would
     velocities = None if len(kin.uas) else [
@@ -266,7 +274,7 @@ def tree_of_bodies(motions, bodies: list, loads: list, why: list | None = None) 
 
     try:
         return tree_of(data, Q, p, transport, motions.numeric, why, omegas, kin.speeds,
-                       velocities)
+                       velocities, loads)
     except ValueError as exc:
         if why is not None:
             why.append(str(exc))
@@ -329,14 +337,14 @@ def _at_joint(motions, body, datum, place, omega):
             best, count = (O, [motions.kin.to_plain(c, f"the position of {body.masscenter}")
                                for c in d], v), n
     if best is None:
-        return _gyroscopic(datum, omega), place
+        return _gyroscopic(datum, omega), place, list(b)
     O, d, v = best
     check = []
     for j in range(p):
         shifted = add(v.partials[j], [-e for e in cross(d, [G[i][j] for i in range(3)])])
         check += [G[3 + i][j] - shifted[i] for i in range(3)]
     if not vanishes(check, motions.numeric):
-        return _gyroscopic(datum, omega), place
+        return _gyroscopic(datum, omega), place, list(b)
     m = W[3][3]
     dx = skew(d)
     top = sm.Matrix(3, 3, lambda i, c: W[i][c]) - m * dx * dx
@@ -345,33 +353,10 @@ def _at_joint(motions, body, datum, place, omega):
         + [[-m * dx[i, c] for c in range(3)] + [m if c == i else sm.S.Zero for c in range(3)]
            for i in range(3)]
     h = add(h[:3], cross(d, h[3:])) + h[3:]
-    gyro = cross(omega, _matvec_kept(top.tolist(), omega))
-    bv = add(b[3:], cross(omega, _cross_kept(omega, [m * c for c in d])))     # m d: numbers
-    split = (a0[:3] + list(v.rate0), add(gyro, add(b[:3], cross(d, b[3:]))) + bv, g)
-    return (G, W, h, split), (O, X)
-
-
-def _times(c, e):
-    """c e, a number times a sum kept as a product: SymPy would distribute it, and a
-    joint's ω component (its speed plus its parent's, inline) costs one product, not one
-    per term."""
-    c = sm.sympify(c)
-    if c.is_number and isinstance(e, sm.Add):
-        if c.is_extended_negative:      # the CSE would take -1 out and distribute c
-            c, e = -c, sm.Add(*[-a for a in e.args])
-        return sm.Mul(c, e, evaluate=False)
-    return c * e
-
-
-def _matvec_kept(R, v):
-    """R v (R by rows), numbers times sums kept (_times)."""
-    return [sm.Add(*[_times(x, y) for x, y in zip(row, v) if x != 0 and y != 0]) for row in R]
-
-
-def _cross_kept(a, b):
-    """a × b, b's numbers times a's sums kept (_times)."""
-    return [_times(b[2], a[1]) + _times(-b[1], a[2]), _times(b[0], a[2]) + _times(-b[2], a[0]),
-            _times(b[1], a[0]) + _times(-b[0], a[1])]       # a difference would distribute
+    gyro = cross(omega, matvec_kept(top.tolist(), omega))
+    loads = add(b[:3], cross(d, b[3:])) + list(b[3:])
+    bv = add(loads[3:], cross(omega, cross_kept(omega, [m * c for c in d])))     # m d: numbers
+    return (G, W, h, (a0[:3] + list(v.rate0), add(gyro, loads[:3]) + bv, g)), (O, X), loads
 
 
 def _gyroscopic(datum, omega):
