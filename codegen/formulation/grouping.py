@@ -51,8 +51,13 @@ def group_inertias(nodes, inertias, omegas, loads) -> None:
         lam = W[k][j, j]
         if m == 0 and mu == 0 and lam == 0:
             continue
-        W[k] = W[k] - _symmetric_part(m, mu, lam, e, [0, 0, 0])
-        W[p] = W[p] + _symmetric_part(m, mu, lam, along, nd.r)
+        child = W[k] - _symmetric_part(m, mu, lam, e, [0, 0, 0])
+        parent = W[p] + _symmetric_part(m, mu, lam, along, nd.r)
+        rows = nodes[p].rows
+        if sum(1 for c in along if c != 0) != 1 and _entries(parent, rows) - _entries(W[p], rows) \
+                > _entries(W[k], nd.rows) - _entries(child, nd.rows):
+            continue        # a tilted axis fills the parent in more than the child sheds
+        W[k], W[p] = child, parent
         changed |= {k, p}
     for k in sorted(changed):
         nd = nodes[k]
@@ -97,6 +102,11 @@ def _bias(W, omega, loads) -> list:
     I = W[:3, :3].tolist()
     return add(cross(omega, matvec_kept(I, omega)), loads[:3]) \
         + add(loads[3:], cross(omega, cross_kept(omega, first_moment(W))))
+
+
+def _entries(W, rows) -> int:
+    """The nonzero entries of W's rows: the products of W a."""
+    return sum(1 for i in rows for c in range(6) if W[i, c] != 0)
 
 
 def _numbers(values) -> bool:
