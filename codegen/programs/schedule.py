@@ -109,11 +109,11 @@ def reloads(temporaries: list, outputs: list, registers: int = REGISTERS) -> int
 REORDER_BELOW = 0.9
 
 
-def fewer_reloads(program):
+def fewer_reloads(program, below: float = REORDER_BELOW):
     """program, or the same with its temporaries in the Sethi–Ullman depth-first order
-    (depth_first with ershov) where that order reloads clearly less (reloads, REORDER_BELOW)."""
+    (depth_first with ershov) where that order reloads clearly less (reloads: at most below
+    times as often)."""
     ordered = depth_first(program.temporaries, program.outputs, ershov=True)
-    if reloads(ordered, program.outputs) < \
-            REORDER_BELOW * reloads(program.temporaries, program.outputs):
+    if reloads(ordered, program.outputs) < below * reloads(program.temporaries, program.outputs):
         return dataclasses.replace(program, temporaries=ordered)
     return program
