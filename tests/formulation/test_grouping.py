@@ -16,7 +16,7 @@ from codegen.formulation.grouping import first_moment
 from codegen.robots import from_urdf
 
 pin = pytest.importorskip("pinocchio")
-from robot_oracle import program_function, random_state, shared  # noqa: E402
+from robot_oracle import program_function, program_states, shared  # noqa: E402
 
 
 def _formed(model, grouped=True):
@@ -49,12 +49,8 @@ def test_grouped_inertias_give_pinocchios_forces(name):
     assert forward.operation_count < 0.97 * forward_own.operation_count
     pm = pin.buildModelFromUrdf(path)
     pd = pm.createData()
-    p = [model.parameter_values[str(c)] for c in model.constants]
     rng = np.random.default_rng(17)
-    for _ in range(3):
-        x, tau = random_state(model, rng)
-        q, v = model.to_pinocchio(x)
-        a = {"x": x, "p": p, "r": tau}
+    for a, q, v, tau in program_states(model, rng, 3):
         got, own_run = program_function(forward)(a), program_function(forward_own)(a)
         want = pin.aba(pm, pd, q, v, tau)
         assert np.abs(np.array(got["ud"]) - want).max() <= 1e-9 * np.abs(want).max()

@@ -30,7 +30,8 @@ from codegen.algorithms.rnea import inverse_program
 from codegen.algorithms.aba import tree_program
 from codegen.robots import URDFError, from_urdf, parse_urdf
 from robot_oracle import (ERD, SHARED, SIXTEEN, erd, evaluator, pin, pin_dynamics, pin_model,
-                          program_function, random_state, relative_error, robot_path, shared)
+                          program_function, program_states, random_state, relative_error,
+                          robot_path, shared)
 
 # -- compiled: forward dynamics and the mass matrix --------------------------------------
 
@@ -230,12 +231,8 @@ def test_recursion_and_inverse_dynamics_on_small_robots(relative):
     inverse = program_function(inverse_program(eom))
     pm = pin_model(path)
     pd = pm.createData()
-    p = [model.parameter_values[str(c)] for c in model.constants]
     rng = np.random.default_rng(5)
-    for _ in range(2):
-        x, tau = random_state(model, rng)
-        q, v = model.to_pinocchio(x)
-        a = {"x": x, "p": p, "r": tau}
+    for a, q, v, tau in program_states(model, rng, 2):
         assert relative_error(np.array(forward(a)["ud"]), pin.aba(pm, pd, q, v, tau)) < 1e-9
         udot = rng.uniform(-1.0, 1.0, len(v))
         a.update(ud=udot, r=np.zeros_like(tau))

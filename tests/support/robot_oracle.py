@@ -62,6 +62,16 @@ def pin_model(path, floating_base=False, mimic=True):
     return pin.buildModelFromUrdf(path, mimic=mimic)
 
 
+def program_states(model, rng, count):
+    """(a, q, v, tau) at count random states: a program's inputs {x, p, r}, Pinocchio's q
+    and v, the joint torques."""
+    p = [model.parameter_values[str(c)] for c in model.constants]
+    for _ in range(count):
+        x, tau = random_state(model, rng)
+        q, v = model.to_pinocchio(x)
+        yield {"x": x, "p": p, "r": tau}, q, v, tau
+
+
 def random_state(model, rng):
     x = np.array(model.initial_state, dtype=float)
     nq = len(model.q_ind)
