@@ -54,6 +54,11 @@ MASS_LOOP_ENTRIES = 1000
 #: reloads, ran its right-hand side 11 % faster reordered, the UR5's, 0.85, 4 % slower
 EVAL_REORDER_BELOW = 0.75
 
+#: M alone takes the grouped inertias (codegen.formulation.grouping) where they save at
+#: least this fraction of its operations (HyQ's 4 %, the UR5's 10 %, the iiwa's 13 %, each
+#: faster); less is within what the registers' order does (Atlas's 0.5 % ran 9 % slower)
+GROUPED_MASS_SAVES = 0.02
+
 
 def mass_entries(nodes) -> int:
     """The structurally nonzero entries of a tree's M in its lower triangle: each
@@ -83,20 +88,19 @@ def composite_programs(eom) -> dict | None:
     # carried: F by the inverse dynamics' passes over the grouped inertias, M over their rows
     W = [w.extract(list(range(len(nd.rows))), nd.rows) for w, nd in zip(Wx, nodes)] \
         if carry else Wx
-    # its definitions first: those free of the columns are reordered before the loop's
-    columns = _mass_columns(eom, prog, define, S, W, T) \
-        if mass_entries(nodes) > MASS_LOOP_ENTRIES else None
     F = [-e for e in newton_euler(nodes, S, Wx, h, Q, T, define, [0] * eom.nu, carried=carry)]
-    if columns is not None:
-        return {"eval": None, "mass": columns,
+    if mass_entries(nodes) > MASS_LOOP_ENTRIES:
+        return {"eval": None, "mass": mass_columns_program(eom),
                 "forces": _program(prog.inputs, define, [("qd", qd), ("F", F)])}
-    mass = composite_mass(nodes, S, W, T, define, eom.nu)
-    programs = {kind: _program(prog.inputs, define, outputs)
-                for kind, outputs in (("eval", [("qd", qd), ("M", mass), ("F", F)]),
-                                      ("mass", [("M", mass)]), ("forces", [("qd", qd), ("F", F)]))}
-    # M alone: reordered where that spills less (HyQ's four legs, 954 -> 839 instructions);
-    # M and F only where far less (EVAL_REORDER_BELOW)
-    programs["mass"] = fewer_reloads(programs["mass"])
+    programs = {kind: _program(prog.inputs, define, outputs) for kind, outputs in (
+        ("eval", [("qd", qd), ("M", composite_mass(nodes, S, W, T, define, eom.nu)), ("F", F)]),
+        ("forces", [("qd", qd), ("F", F)]))}
+    # M alone over the inputs without the biases, the grouped inertias' where that saves
+    # GROUPED_MASS_SAVES of the operations
+    own, grouped = _mass_program(eom, False), _mass_program(eom, True)
+    programs["mass"] = grouped if grouped.operation_count \
+        <= (1 - GROUPED_MASS_SAVES) * own.operation_count else own
+    # M and F reordered only where that spills far less (EVAL_REORDER_BELOW)
     for kind in ("eval", "forces"):
         programs[kind] = fewer_reloads(programs[kind], EVAL_REORDER_BELOW)
     return programs
@@ -132,8 +136,25 @@ def mass_columns_program(eom) -> Program | None:
     ancestor's); None otherwise, without a tree or with run-time constraints."""
     if eom.tree is None or eom.constraints is not None:
         return None
+    return _mass_columns(eom, *_mass_inputs(eom, False))
+
+
+def _mass_program(eom, grouped) -> Program:
+    """M alone, reordered where that spills less (HyQ's four legs, 954 -> 839
+    instructions)."""
+    prog, define, S, W, T = _mass_inputs(eom, grouped)
+    mass = composite_mass(eom.tree.nodes, S, W, T, define, eom.nu)
+    return fewer_reloads(_program(prog.inputs, define, [("M", mass)]))
+
+
+def _mass_inputs(eom, grouped):
+    """(program, define, S, W, T) of tree_inputs(eom) for M alone; grouped: a grouped node's
+    inertia its grouped rows (numbers: codegen.formulation.grouping groups numeric inertias
+    only; M is the same)."""
     prog, define, _, S, W, _, _, T = tree_inputs(eom)
-    return _mass_columns(eom, prog, define, S, W, T)
+    W = [w if nd.Wg is None or not grouped else
+         sm.Matrix([[row[c] for c in nd.rows] for row in nd.Wg]) for w, nd in zip(W, eom.tree.nodes)]
+    return prog, define, S, W, T
 
 
 def _mass_columns(eom, prog, define, S, W, T) -> Program | None:
