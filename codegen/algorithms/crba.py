@@ -97,7 +97,8 @@ def composite_programs(eom) -> dict | None:
         ("forces", [("qd", qd), ("F", F)]))}
     # M alone over the inputs without the biases, the grouped inertias' where that saves
     # GROUPED_MASS_SAVES of the operations
-    own, grouped = _mass_program(eom, False), _mass_program(eom, True)
+    own = _mass_program(eom, False)
+    grouped = _mass_program(eom, True) if any(nd.Wg is not None for nd in nodes) else own
     programs["mass"] = grouped if grouped.operation_count \
         <= (1 - GROUPED_MASS_SAVES) * own.operation_count else own
     # M and F reordered only where that spills far less (EVAL_REORDER_BELOW)
