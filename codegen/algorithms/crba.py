@@ -92,12 +92,13 @@ def composite_programs(eom) -> dict | None:
     if mass_entries(nodes) > MASS_LOOP_ENTRIES:
         return {"eval": None, "mass": mass_columns_program(eom),
                 "forces": _program(prog.inputs, define, [("qd", qd), ("F", F)])}
+    mass = composite_mass(nodes, S, W, T, define, eom.nu)
     programs = {kind: _program(prog.inputs, define, outputs) for kind, outputs in (
-        ("eval", [("qd", qd), ("M", composite_mass(nodes, S, W, T, define, eom.nu)), ("F", F)]),
-        ("forces", [("qd", qd), ("F", F)]))}
-    # M alone over the inputs without the biases, the grouped inertias' where that saves
-    # GROUPED_MASS_SAVES of the operations
-    own = _mass_program(eom, False)
+        ("eval", [("qd", qd), ("M", mass), ("F", F)]), ("forces", [("qd", qd), ("F", F)]))}
+    # M alone over the inputs without the biases (eval's own where it has none), the
+    # grouped inertias' where that saves GROUPED_MASS_SAVES of the operations
+    own = _mass_program(eom, False) if carry else \
+        fewer_reloads(_program(prog.inputs, define, [("M", mass)]))
     grouped = _mass_program(eom, True) if any(nd.Wg is not None for nd in nodes) else own
     programs["mass"] = grouped if grouped.operation_count \
         <= (1 - GROUPED_MASS_SAVES) * own.operation_count else own

@@ -115,9 +115,9 @@ def tree_inputs(eom, split=False, carry=False, grouped=False):
     tree = eom.tree
     split = split and all(nd.a0 is not None for nd in tree.nodes)
     carry = carry and split
-    mine = [grouped and carry and nd.Wg is not None for nd in tree.nodes]
-    Wx = [nd.Wg if own else nd.Wx for nd, own in zip(tree.nodes, mine)]
-    bx = [nd.bg if own else nd.bx for nd, own in zip(tree.nodes, mine)]
+    regrouped = [grouped and carry and nd.Wg is not None for nd in tree.nodes]
+    Wx = [nd.Wg if g else nd.Wx for nd, g in zip(tree.nodes, regrouped)]
+    bx = [nd.bg if g else nd.bx for nd, g in zip(tree.nodes, regrouped)]
     base, where = [], []
     for k, nd in enumerate(tree.nodes):
         bias = (("a", nd.a0), ("b", nd.b)) if split else (("h", nd.h),)
@@ -131,7 +131,7 @@ def tree_inputs(eom, split=False, carry=False, grouped=False):
                     base.append(e)
                     where.append((k, name, i))
     qpos = [j for j, e in enumerate(tree.Q) if not sm.sympify(e).is_number]
-    prog = _inputs_program(eom, (split, carry, any(mine)), lambda: [
+    prog = _inputs_program(eom, (split, carry, any(regrouped)), lambda: [
         ("qd", list(eom.qdot)), ("base", base), ("Q", [tree.Q[j] for j in qpos])])
     out = dict(prog.outputs)
     define = _Definitions(prog.temporaries, prog.names)
