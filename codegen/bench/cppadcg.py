@@ -31,7 +31,10 @@ work on a shared machine does not disturb).
   its source, the toolchain and CppAD's and CppADCodeGen's versions.
 - Flag rows (``--flags``): ``base`` is in_c.FLAGS, ``native`` adds ``-march=native``,
   ``fast`` adds ``-march=native -ffast-math``; both sides get the row's flags. Plain
-  Pinocchio (in_c's C++ peer) is timed in the base row only, as in_c builds it.
+  Pinocchio (in_c's C++ peer) is timed in the base row only, as in_c builds it. Our mass
+  matrix and ABA derivatives carry an AVX2 copy (cg_math.h's CG_CLONES) that runs at any
+  flags where the processor has AVX2: their base row is AVX2 against the peer's SSE2,
+  their native row the like-for-like one.
 - Build times: the peer's tape + generate (the host) + compile of its four functions;
   ours, export_c (from_urdf's model formed, generated, written) + compile of the
   model's C, both in seconds of wall time on this machine. The runtime's C, which every
@@ -355,6 +358,15 @@ def _instruction_table(results: dict) -> list:
     return lines
 
 
+def _avx2() -> str:
+    """Whether this processor runs the clones' AVX2 copy, as the run's text says it."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return "this one's flags unknown"
+    return "this one does" if "avx2" in flags and "fma" in flags else "this one does not"
+
+
 def main(argv=None) -> int:
     """Measure the robots and print the tables (Markdown)."""
     from ..robots.catalog import BENCHMARK_ROBOTS
@@ -393,7 +405,12 @@ def main(argv=None) -> int:
           f"is plain Pinocchio's default and the faster). Each pair checked "
           f"on {in_c.SAMPLES} random states (relative 1e-9) before it is timed; medians of "
           f"{args.rounds} rounds, the sides alternating. Plain `aba` is Pinocchio's C++ "
-          f"compiled from its headers at the base flags (codegen.bench.in_c).\n")
+          f"compiled from its headers at the base flags (codegen.bench.in_c). Our mass "
+          f"matrix and ABA derivatives are compiled twice (cg_math.h's CG_CLONES, GCC's "
+          f"target_clones) and run their AVX2 copy where the processor has it ({_avx2()}): "
+          f"in the base row those two then run AVX2 with fused multiply-adds against the "
+          f"peer's SSE2, and the native row is their like-for-like instruction set (our "
+          f"right-hand side and inverse dynamics are not cloned).\n")
     print(table(results, tuple(args.flags)))
     return 0
 

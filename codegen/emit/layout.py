@@ -32,12 +32,11 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 
 
 #: the kinds emitted whole up to this many operations (whatever their statements), in parts
-#: at PART_FLAGS beyond: their statements are few and long, so their operations tell their
-#: size. Past these counts the parts compile faster and run no slower (whole, Talos's
-#: inverse dynamics is 80 KB of code, past the 64 KB instruction cache); below them whole
-#: runs as fast or faster (the 100-link pendulum's recursion, 6,977 operations: 2.52 µs a
-#: call whole, 2.68 parted). docs/design.md gives the figures
-PART_OPERATIONS = {"tree": 9000, "inverse_dynamics": 5000, "jacobian": 4000}
+#: at PART_FLAGS beyond, where parts run faster (against CppADCodeGen in C: Solo12's
+#: recursion, 4,046 operations, 1.86 -> 2.20 times the peer's speed; Atlas's inverse
+#: dynamics, 4,107, 1.53 -> 1.81); below, whole runs as fast or faster (the iiwa's inverse
+#: dynamics, 572, 2.41 against 2.33 parted). docs/design.md gives the figures
+PART_OPERATIONS = {"tree": 3000, "inverse_dynamics": 1000, "jacobian": 4000}
 
 
 #: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:
