@@ -34,9 +34,10 @@ PART_LIMIT, PART_STATEMENTS = 1500, 250
 #: the kinds emitted whole up to this many operations (whatever their statements), in parts
 #: at PART_FLAGS beyond, where parts run faster (against CppADCodeGen in C: Solo12's
 #: recursion, 4,046 operations, 1.86 -> 2.20 times the peer's speed; Atlas's inverse
-#: dynamics, 4,107, 1.53 -> 1.81); below, whole runs as fast or faster (the iiwa's inverse
-#: dynamics, 572, 2.41 against 2.33 parted). docs/design.md gives the figures
-PART_OPERATIONS = {"tree": 3000, "inverse_dynamics": 1000, "jacobian": 4000}
+#: dynamics, 4,107, 1.53 -> 1.81; HyQ's composite eval, 1,508, 1.69 -> 2.13); below, whole
+#: runs as fast or faster (the iiwa's inverse dynamics, 572, 2.41 against 2.33 parted; the
+#: UR5's eval, 606, 2.57 against 2.05). docs/design.md gives the figures
+PART_OPERATIONS = {"tree": 3000, "inverse_dynamics": 1000, "eval": 1000, "jacobian": 4000}
 
 
 #: the statements of a part of those kinds (PART_OPERATIONS), fewer than PART_STATEMENTS:

@@ -131,6 +131,8 @@ def test_part_files_compile_at_their_level(tmp_path, monkeypatch):
     assert whole.manifest["file_flags"] == {}
     monkeypatch.setattr(emit, "PART_LIMIT", 10)
     monkeypatch.setattr(emit, "PART_STATEMENTS", 7)
+    monkeypatch.setitem(emit.PART_OPERATIONS, "eval", 10)      # eval is parted by operations
+    monkeypatch.setattr(emit, "OPERATION_PART_STATEMENTS", 7)
     monkeypatch.setattr(emit, "TU_STATEMENTS", 40)
     _, src = model_sources(ga, "parts4", options=Options(jacobian=False))
     parts = [f for f in src.c_files if "_part" in f]

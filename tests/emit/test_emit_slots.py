@@ -173,8 +173,8 @@ def test_an_alias_is_read_where_its_reader_cancels_it(monkeypatch):
     assert [st[0] for st in statements if st[0] is not None] == [t, v, u]
     read = next(st[1] for st in statements if st[0] == u)
     assert {t, v} <= read.free_symbols
-    monkeypatch.setattr(emit, "PART_LIMIT", 1)          # in parts of two statements
-    monkeypatch.setattr(emit, "PART_STATEMENTS", 2)
+    monkeypatch.setattr(emit, "PART_OPERATIONS", {"eval": 0})     # in parts of two statements
+    monkeypatch.setattr(emit, "OPERATION_PART_STATEMENTS", 2)
     data = emit.function_data("eval", "f", program, "test")
     assert len(data["parts"]) == 3
     rhs = {st["lhs"].split()[-1]: st["rhs"] for part in data["parts"] for st in part["statements"]}

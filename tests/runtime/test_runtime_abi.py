@@ -232,6 +232,8 @@ def test_functions_in_parts_equal_whole_ones(tmp_path, monkeypatch, name):
     whole = generate(ga, name, output_dir=tmp_path / "whole")
     monkeypatch.setattr(emit, "PART_LIMIT", 10)
     monkeypatch.setattr(emit, "PART_STATEMENTS", 7)
+    monkeypatch.setitem(emit.PART_OPERATIONS, "eval", 10)      # eval is parted by operations
+    monkeypatch.setattr(emit, "OPERATION_PART_STATEMENTS", 7)
     monkeypatch.setattr(emit, "TU_STATEMENTS", 40)     # the parts in files of their own
     parted = generate(ga, name, output_dir=tmp_path / "parted")
     text = (parted.source_dir / f"{name}.c").read_text()
