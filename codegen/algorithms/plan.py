@@ -13,6 +13,7 @@ from . import jacobian as jac
 from .jacobian_columns import column_solve_program, state_supports
 from .crba import composite_programs
 from ..equations.equations_of_motion import EquationsOfMotion
+from .lanes import lane_program
 from .rnea import inverse_program
 from ..programs.program import check_defined, make_program
 from .aba import tree_program
@@ -145,6 +146,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         programs["solve"] = solve
     inverse = inverse_program(eom)
     if inverse is not None:
+        inverse.lanes = lane_program(eom, inverse)
         programs["inverse_dynamics"] = inverse
     # by default, not even tried where the value program alone is ten times the limit, or
     # M is looped (its straight-line eval, not formed, would be past it): forming the

@@ -192,7 +192,7 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
     cloned = kind in CLONED and not (kind == "mass" and looped)
     large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
-    parted = large and kind != "ldl" and not looped
+    parted = large and kind != "ldl" and not looped and not program.vectors
     size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names
     local, slots, size = set(), {}, 0
@@ -273,7 +273,8 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
                                    **({"guard": array} if array in optional else {})))
         else:
             statements.append(dict(sincos=sincos(k), temporary=True, array="", index=0,
-                                   lhs=("" if parted and sym not in local else "const double ")
+                                   lhs=("" if parted and sym not in local else "const cg_v2 "
+                                        if sym in program.vectors else "const double ")
                                    + printer.expression(sym),
                                    rhs=printer.expression(expr)))
     # M's factor as the columns function reads it from the Jacobian's L: through
@@ -304,7 +305,7 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
-                parts=parts, scratch=max(size, 1))
+                parts=parts, scratch=max(size, 1), guard="")
 
 
 def _fills(exprs: list, overwritten) -> bool:

@@ -55,6 +55,12 @@ class CPrinter(C99CodePrinter):
         name = self._names.get(expr)
         return name if name is not None else super()._print_Function(expr)
 
+    def _print_Pack(self, expr):
+        return f"(cg_v2){{{self._print(expr.args[0])}, {self._print(expr.args[1])}}}"
+
+    def _print_Lane(self, expr):
+        return f"{self._print(expr.args[0])}[{int(expr.args[1])}]"
+
     def _print_Derivative(self, expr):
         name = self._names.get(expr)
         if name is None:

@@ -92,8 +92,14 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             # solved in place by it, whenever the model has one)
             overwritten = {"R": overwritten_entries(programs["columns"], nx)} \
                 if kind == "jacobian" and "columns" in programs else None
-            functions.append(function_data(kind, f"{name}_{kind}", programs[key], comment,
-                                       overwritten=overwritten))
+            lanes = programs[key].lanes
+            if lanes is not None:       # mirrored limbs side by side, where cg_math.h has cg_v2
+                functions.append(dict(function_data(kind, f"{name}_{kind}", lanes, comment
+                                                    + ", mirrored limbs side by side"),
+                                      guard="defined(CG_LANES)"))
+            functions.append(dict(function_data(kind, f"{name}_{kind}", programs[key], comment,
+                                                overwritten=overwritten),
+                                  guard="!defined(CG_LANES)" if lanes is not None else ""))
             pointers[kind] = f"{name}_{kind}"
     nr = len(eom.specified_names)
     feedback = None

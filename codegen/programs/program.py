@@ -61,6 +61,11 @@ class Program:
     # (the speed of each of the factor's rows, the nonzero positions (i, j) of its L),
     # for the columns function that reads it (codegen.algorithms.jacobian_columns)
     factor_layout: tuple | None = None
+    # the temporaries that are pairs of doubles (cg_v2: codegen.algorithms.lanes)
+    vectors: frozenset = frozenset()
+    # the same outputs by pairs of limbs side by side (codegen.algorithms.lanes), compiled
+    # where the compiler has GCC's vector extension
+    lanes: "Program | None" = None
 
     @property
     def operation_count(self) -> int:

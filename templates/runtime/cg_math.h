@@ -73,6 +73,14 @@
 #endif
 /* C99's restrict, spelled as C++ compilers take it: the Jacobian's parts (codegen.emit),
    whose arrays cg_jacobian passes disjoint, and the runtime's kernels */
+/* two doubles side by side in one SSE2 register, GCC's and Clang's vector extension: the
+   inverse dynamics of mirrored limbs (codegen.algorithms.lanes). Other compilers, or
+   CG_NO_LANES, compile the model's scalar program instead. */
+#if defined(__GNUC__) && !defined(CG_NO_LANES)
+#define CG_LANES 1
+typedef double cg_v2 __attribute__((vector_size(16)));
+#endif
+
 #ifdef __cplusplus
 #define CG_RESTRICT __restrict
 #else

@@ -1,0 +1,440 @@
+"""Mirrored limbs side by side: the inverse dynamics of two limbs of one shape (HyQ's left
+and right legs) as one program over pairs of doubles, each pair one SSE2 register (cg_v2,
+cg_math.h), so that the two limbs' arithmetic costs one limb's.
+
+The scalar program (codegen.algorithms.rnea) is taken apart into limbs: the chains of a tree
+between its branchings. Two limbs pair when their statements match one to one up to their
+numbers (anti-unification): each statement of one limb has a partner in the other of the same
+form, over partner inputs (the k-th joint's q, q', u' and r of each), partner statements,
+and numbers that may differ (a mirrored offset, an inertia's sign), held as a constant pair.
+Matching is by form, not by the printed text, since SymPy orders terms and
+folds signs by value: the terms of a sum or product are matched within groups of one form
+(trying the orders of a group), a number times x matches x (the pair of coefficients then
+multiplies), and a statement of one limb may match an expression written out in the other.
+Each limb's statements may read those of its ancestors' limbs (the free-flyer's base, the
+torso of an arm), shared by both lanes. Limbs that do not match stay scalar; a model with no
+pair keeps its scalar program alone.
+
+The program returned keeps the scalar program's inputs and outputs: its temporaries are the
+scalar statements outside the pairs, the pairs' inputs packed two by two (Pack), their
+statements over pairs, and each pair's values read lane by lane (Lane) where a scalar
+statement or an output reads them. Its statements over pairs are in Program.vectors.
+Compilers without GCC's vector extension (CG_LANES unset, cg_math.h) compile the scalar
+program instead (codegen.emit.sources).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+import re
+
+import numpy as np
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+from ..programs.program import Program, live_temporaries
+from ..programs.schedule import depth_first
+
+__all__ = ["Pack", "Lane", "lane_program"]
+
+# statements named by the passes after a node (codegen.algorithms.rnea's cg_ia<k>_<i>):
+# partners must be those of partner nodes
+_NODE_LABEL = re.compile(r"^cg_([A-Za-z]+)(\d+)_(.*)$")
+# orders tried for a group of terms of one form before the pair is given up
+_ORDERS_TRIED = 720
+
+
+class Pack(sm.Function):
+    """The pair (a, b): a in the first lane, b in the second."""
+    nargs = 2
+    is_number = False
+
+
+class Lane(sm.Function):
+    """Lane i (0 or 1) of the pair v."""
+    nargs = 2
+
+
+class _Mismatch(Exception):
+    """The two limbs differ in form."""
+
+
+def lane_program(eom, program: Program) -> Program | None:
+    """program (the inverse dynamics over eom.tree) with its mirrored limbs side by side,
+    or None where no two limbs match."""
+    tree = eom.tree
+    if program is None or tree is None:
+        return None
+    limbs = _limbs(tree.nodes)
+    owner = _input_owners(eom, program, limbs)
+    if owner is None:
+        return None
+    program = _normalized(program)
+    temps = program.temporaries
+    defs = dict(temps)
+    limb_of = _statement_limbs(temps, owner, limbs, tree.nodes)
+    pairs, used = [], set()
+    for a, b in itertools.combinations(range(len(limbs)), 2):
+        if a in used or b in used or not _same_joints(tree.nodes, limbs[a], limbs[b]) \
+                or _ancestors(tree.nodes, limbs, a) != _ancestors(tree.nodes, limbs, b):
+            continue
+        try:
+            pairs.append(_Pairing(a, b, limbs, tree.nodes, owner, defs, limb_of, program))
+        except _Mismatch:
+            continue
+        used |= {a, b}
+    if not pairs:
+        return None
+    lanes = _assemble(program, pairs, limb_of)
+    return lanes if _agrees(program, lanes) else None
+
+
+def _agrees(program, lanes) -> bool:
+    """The two programs' outputs at seeded random inputs agree (to 1e-9 of their size): the
+    matching is by form, and this is its check of the values."""
+    rng = np.random.default_rng(0)
+    objects = {name: obj for obj, name in program.names.items()}
+    inputs = {objects[i.name]: rng.uniform(-1.0, 1.0) for i in program.inputs}
+    try:
+        expected, got = _evaluate(program, inputs), _evaluate(lanes, inputs)
+    except _Mismatch:
+        return False
+    return bool(np.all(np.abs(got - expected) <= 1e-9 * (1.0 + np.max(np.abs(expected)))))
+
+
+def _evaluate(program, inputs) -> np.ndarray:
+    values = dict(inputs)
+
+    def value(e):
+        if e in values:
+            return values[e]
+        if e.is_Number:
+            return float(e)
+        parts = [value(a) for a in e.args]
+        if isinstance(e, Pack):
+            return np.array(parts)
+        if isinstance(e, Lane):
+            return parts[0][int(e.args[1])]
+        if e.is_Add or e.is_Mul:
+            return functools.reduce(operator.add if e.is_Add else operator.mul, parts)
+        if e.is_Pow:
+            return parts[0] ** parts[1]
+        if isinstance(e, (sm.sin, sm.cos)):
+            return (np.sin if isinstance(e, sm.sin) else np.cos)(parts[0])
+        raise _Mismatch(f"no value for {type(e).__name__}")
+    for s, e in program.temporaries:
+        values[s] = value(e)
+    return np.array([value(sm.sympify(e)) for _, exprs in program.outputs for e in exprs])
+
+
+def _normalized(program) -> Program:
+    """program with the statements that are a number times another, or the negative of an
+    earlier one, written into their readers: their partners in a mirrored limb may be
+    written out (HyQ's -sin q where the other leg has sin q)."""
+    into, seen, temps = {}, {}, []
+    for s, e in program.temporaries:
+        e = e.xreplace(into) if into else e
+        if e.is_Mul and len(e.args) == 2 and e.args[0].is_Number and e.args[1].is_Symbol:
+            into[s] = e
+            continue
+        expanded = sm.expand(e)
+        if -expanded in seen:
+            into[s] = -seen[-expanded]
+            continue
+        seen.setdefault(expanded, s)
+        temps.append((s, e))
+    outputs = [(n, [sm.sympify(x).xreplace(into) for x in xs]) for n, xs in program.outputs]
+    return Program(inputs=program.inputs, names=program.names, temporaries=temps,
+                   outputs=outputs)
+
+
+def _limbs(nodes) -> list:
+    """The chains between branchings: lists of node indices, root side first."""
+    children = {k: [] for k in range(len(nodes))}
+    for k, nd in enumerate(nodes):
+        if nd.parent >= 0:
+            children[nd.parent].append(k)
+    limbs = []
+    for k, nd in enumerate(nodes):
+        if nd.parent < 0 or len(children[nd.parent]) > 1:
+            chain = [k]
+            while len(children[chain[-1]]) == 1:
+                chain.append(children[chain[-1]][0])
+            limbs.append(chain)
+    return limbs
+
+
+def _ancestors(nodes, limbs, li) -> frozenset:
+    where = {k: i for i, chain in enumerate(limbs) for k in chain}
+    found, parent = set(), nodes[limbs[li][0]].parent
+    while parent >= 0:
+        found.add(where[parent])
+        parent = nodes[parent].parent
+    return frozenset(found)
+
+
+def _same_joints(nodes, a, b) -> bool:
+    return len(a) == len(b) and all(
+        len(nodes[i].speeds) == len(nodes[j].speeds) and nodes[i].rows == nodes[j].rows
+        for i, j in zip(a, b))
+
+
+def _input_owners(eom, program, limbs) -> dict | None:
+    """{input object: (limb, its role there)}: a speed's u, u' and r by the node owning it,
+    a coordinate by the speeds its q' reads (None where one reads two limbs' speeds)."""
+    speed = {}
+    for li, chain in enumerate(limbs):
+        position = 0
+        for k in chain:
+            for j in eom.tree.nodes[k].speeds:
+                speed[j] = (li, position)
+                position += 1
+    u_index = {u: j for j, u in enumerate(eom.u)}
+    objects = {name: obj for obj, name in program.names.items()}
+    owner = {}
+    for inp in program.inputs:
+        obj = objects[inp.name]
+        if inp.array == "x" and inp.index < eom.nq:
+            read = {speed[u_index[s]] [0] for s in sm.sympify(eom.qdot[inp.index]).free_symbols
+                    if s in u_index}
+            if len(read) != 1:
+                return None
+            li = read.pop()
+            # a coordinate's role: its place among the limb's coordinates
+            owner[obj] = (li, f"q{sum(1 for o in owner.values() if o[0] == li and o[1][0] == 'q')}")
+        elif inp.array in ("x", "ud", "r") and (inp.index - eom.nq if inp.array == "x"
+                                                 else inp.index) in speed:
+            j = inp.index - eom.nq if inp.array == "x" else inp.index
+            if inp.array == "r" and len(eom.specified_names) != eom.nu:
+                return None                         # r is not one per speed
+            li, position = speed[j]
+            owner[obj] = (li, f"{inp.array}{position}")
+    return owner
+
+
+def _statement_limbs(temps, owner, limbs, nodes) -> dict:
+    """{statement: the limb it belongs to, or None}: the deepest limb it reads, where the
+    others it reads are that limb's ancestors."""
+    ancestors = [_ancestors(nodes, limbs, li) for li in range(len(limbs))]
+    reads, limb_of = {}, {}
+    for sym, expr in temps:
+        found = set()
+        for a in expr.free_symbols | expr.atoms(AppliedUndef):
+            if a in owner:
+                found.add(owner[a][0])
+            elif a in reads:
+                found |= reads[a]
+        reads[sym] = found
+        deepest = [li for li in found if found <= {li} | ancestors[li]]
+        limb_of[sym] = deepest[0] if deepest else None
+    return limb_of
+
+
+class _Pairing:
+    """Limbs a and b matched statement by statement: .vectors, the statements over pairs
+    ((symbol, expression), inputs and constants packed first); .outputs, {speed of a: (its
+    partner in b, the pair's symbol)}; .exports, {statement read outside its limb: (pair's
+    symbol, lane)}."""
+
+    def __init__(self, a, b, limbs, nodes, owner, defs, limb_of, program):
+        self.a, self.b, self.owner, self.defs, self.limb_of = a, b, owner, defs, limb_of
+        self.common = _ancestors(nodes, limbs, a)
+        self.node_partner = dict(zip(limbs[a], limbs[b]))
+        self.vectors, self.keys, self.bound, self.rbound = [], {}, {}, {}
+        self.orders = 0
+        self.place, count = {}, {}
+        for x, _ in program.temporaries:
+            count[limb_of[x]] = self.place[x] = count.get(limb_of[x], -1) + 1
+        speeds_a = [j for k in limbs[a] for j in nodes[k].speeds]
+        speeds_b = [j for k in limbs[b] for j in nodes[k].speeds]
+        exports_b = {self._label(s, mapped=False): s for s in self._exports(b, speeds_b, program)}
+        self.exports = {}
+        for s in self._exports(a, speeds_a, program):
+            partner = exports_b.pop(self._label(s), None) if self._label(s) else None
+            if partner is None:
+                raise _Mismatch(f"{s} is read outside its limb and has no partner")
+            v = self.pair(s, partner)
+            self.exports[s], self.exports[partner] = (v, 0), (v, 1)
+        if exports_b:
+            raise _Mismatch("statements read outside the limb without partners")
+        tau = dict(program.outputs)["tau"]
+        self.outputs = {i: (j, self._named(("out", i), lambda i=i, j=j: self.pair(tau[i], tau[j])))
+                        for i, j in zip(speeds_a, speeds_b)}
+
+    def _exports(self, li, speeds, program) -> list:
+        """The limb's statements read by statements or outputs outside it, in order."""
+        read = set()
+        for s, e in program.temporaries:
+            if self.limb_of[s] != li:
+                read |= e.free_symbols
+        for name, exprs in program.outputs:
+            for j, e in enumerate(exprs):
+                if name != "tau" or j not in speeds:
+                    read |= sm.sympify(e).free_symbols
+        return [s for s, _ in program.temporaries if s in read and self.limb_of[s] == li]
+
+    def _label(self, s, mapped=True):
+        """A node's statement's label (kind, node, component), the node its partner's if
+        mapped; None for a CSE temporary."""
+        m = _NODE_LABEL.match(str(s))
+        if m is None:
+            return None
+        node = int(m.group(2))
+        return m.group(1), self.node_partner.get(node, -1) if mapped else node, m.group(3)
+
+    def _named(self, key, value):
+        """A symbol for the pair value() (called once: its statements come first)."""
+        if key not in self.keys:
+            expr = value() if callable(value) else value
+            if key in self.keys:
+                return self.keys[key]
+            if expr.is_Symbol:              # a statement that is another's value
+                self.keys[key] = expr
+                return expr
+            s = sm.Symbol(f"cg_v{self.a}_{self.b}_{len(self.vectors)}", real=True)
+            self.vectors.append((s, expr))
+            self.keys[key] = s
+        return self.keys[key]
+
+    def _shared(self, e) -> bool:
+        for x in e.free_symbols | e.atoms(AppliedUndef):
+            if x in self.owner and self.owner[x][0] not in self.common:
+                return False
+            if self.limb_of.get(x) is not None and self.limb_of[x] not in self.common:
+                return False
+        return True
+
+    def pair(self, ea, eb):
+        """The expression over pairs with ea in lane 0 and eb in lane 1."""
+        if ea == eb and self._shared(ea):
+            return ea
+        if ea.is_Number and eb.is_Number:
+            return self._named(("k", ea, eb), Pack(sm.Float(ea), sm.Float(eb)))
+        owner, defs, limb_of = self.owner, self.defs, self.limb_of
+        if ea in owner or eb in owner:
+            if owner.get(ea, (None,))[0] == self.a and owner.get(eb, (None,))[0] == self.b \
+                    and owner[ea][1] == owner[eb][1]:
+                return self._named(("in", ea), Pack(ea, eb))
+            if not (owner.get(ea, (None,))[0] in self.common and ea == eb):
+                raise _Mismatch(f"inputs {ea}, {eb}")
+        ca, ra = ea.as_coeff_Mul() if ea.is_Mul else (sm.S.One, ea)
+        cb, rb = eb.as_coeff_Mul() if eb.is_Mul else (sm.S.One, eb)
+        if ca != 1 or cb != 1:
+            c = ca if ca == cb else self.pair(ca, cb)
+            return sm.Mul(c, self.pair(ra, rb), evaluate=False)
+        in_a = ea in defs and limb_of[ea] == self.a
+        in_b = eb in defs and limb_of[eb] == self.b
+        if in_a and in_b:
+            if self.bound.get(ea, eb) != eb or (ea not in self.bound and eb in self.rbound):
+                raise _Mismatch(f"{ea} and {eb} matched elsewhere")
+            if self._label(ea) != self._label(eb, mapped=False):
+                raise _Mismatch(f"labels {ea}, {eb}")
+            self.bound[ea], self.rbound[eb] = eb, ea
+            return self._named(("t", ea), lambda: self.pair(defs[ea], defs[eb]))
+        if in_a:      # written out in b
+            if self.bound.setdefault(ea, ("x", eb)) != ("x", eb):
+                raise _Mismatch(f"{ea} matched elsewhere")
+            return self._named(("t", ea), lambda: self.pair(defs[ea], eb))
+        if in_b:
+            if self.rbound.setdefault(eb, ("x", ea)) != ("x", ea):
+                raise _Mismatch(f"{eb} matched elsewhere")
+            return self._named(("r", eb), lambda: self.pair(ea, defs[eb]))
+        if ea in defs or eb in defs or type(ea) is not type(eb):
+            raise _Mismatch(f"forms {ea}, {eb}")
+        if ea.is_Add:
+            na = sum((t for t in ea.args if t.is_Number), sm.S.Zero)
+            nb = sum((t for t in eb.args if t.is_Number), sm.S.Zero)
+            terms = self._terms([t for t in ea.args if not t.is_Number],
+                                [t for t in eb.args if not t.is_Number])
+            if na != 0 or nb != 0:
+                terms.insert(0, na if na == nb else self.pair(na, nb))
+            return sm.Add(*terms, evaluate=False)
+        if ea.is_Mul:
+            return sm.Mul(*self._terms(list(ea.args), list(eb.args)), evaluate=False)
+        if ea.is_Pow and ea.exp == eb.exp and ea.exp.is_Integer:
+            return sm.Pow(self.pair(ea.base, eb.base), ea.exp, evaluate=False)
+        if isinstance(ea, (sm.sin, sm.cos)) and ea.func == eb.func and \
+                ea.args[0] in owner and eb.args[0] in owner:
+            self.pair(ea.args[0], eb.args[0])       # partner coordinates
+            return self._named(("f", ea), Pack(ea, eb))
+        raise _Mismatch(f"forms {ea}, {eb}")
+
+    def _terms(self, ta, tb) -> list:
+        """The terms of two sums (or factors of two products) matched within groups of one
+        form, each group's orders tried until one matches."""
+        ga, gb = {}, {}
+        for t in ta:
+            ga.setdefault(self._form(t), []).append(t)
+        for t in tb:
+            gb.setdefault(self._form(t), []).append(t)
+        if sorted((k, len(v)) for k, v in ga.items()) != sorted((k, len(v)) for k, v in gb.items()):
+            raise _Mismatch("terms of different forms")
+        out = []
+        for form, xs in ga.items():
+            # the order of their statements in each limb first (rows of an inertia differ
+            # only in their numbers: another order may match in form, wrongly)
+            xs, ys = sorted(xs, key=self._rank), sorted(gb[form], key=self._rank)
+            if len(xs) == 1:
+                out.append(self.pair(xs[0], ys[0]))
+                continue
+            for order in itertools.permutations(ys):
+                self.orders += 1
+                if self.orders > _ORDERS_TRIED:
+                    raise _Mismatch("too many orders")
+                saved = (list(self.vectors), dict(self.keys), dict(self.bound), dict(self.rbound))
+                try:
+                    out.extend(self.pair(x, y) for x, y in zip(xs, order))
+                    break
+                except _Mismatch:
+                    self.vectors, self.keys, self.bound, self.rbound = saved
+            else:
+                raise _Mismatch("no order of the terms matches")
+        return out
+
+    def _rank(self, e) -> tuple:
+        """Where e's statements come among their limb's."""
+        return tuple(sorted(self.place[x] for x in e.free_symbols if x in self.place))
+
+    def _form(self, e) -> str:
+        """e's form for grouping terms: its factors' kinds, numbers and statements left out."""
+        if e.is_Mul:
+            c, rest = e.as_coeff_Mul()
+            if c != 1:
+                return self._form(rest)
+        if e in self.owner:
+            return f"in:{self.owner[e][1]}"
+        if e in self.defs:
+            m = _NODE_LABEL.match(str(e))
+            return f"t:{m.group(1)}:{m.group(3)}" if m else "x"
+        if e.is_Add:
+            return "x"
+        if e.is_Symbol or isinstance(e, AppliedUndef):
+            return f"s:{e}"
+        inner = sorted(self._form(x) for x in e.args if not x.is_Number)
+        return f"{type(e).__name__}({','.join(inner)})"
+
+
+def _assemble(program, pairs, limb_of) -> Program:
+    """The scalar statements outside the pairs, the pairs', their values read lane by lane,
+    scheduled as the scalar program (depth first, Sethi–Ullman)."""
+    paired = {p.a for p in pairs} | {p.b for p in pairs}
+    temps = [(s, e) for s, e in program.temporaries if limb_of[s] not in paired]
+    vectors = set()
+    for p in pairs:
+        temps += p.vectors
+        vectors |= {s for s, _ in p.vectors}
+        temps += [(s, Lane(v, lane)) for s, (v, lane) in p.exports.items()]
+    outputs = []
+    for name, exprs in program.outputs:
+        exprs = list(exprs)
+        if name == "tau":
+            for p in pairs:
+                for i, (j, v) in p.outputs.items():
+                    exprs[i], exprs[j] = Lane(v, 0), Lane(v, 1)
+        outputs.append((name, exprs))
+    temps = depth_first(live_temporaries(temps, outputs), outputs, ershov=True)
+    kept = {s for s, _ in temps}
+    return Program(inputs=program.inputs, names=program.names, temporaries=temps,
+                   outputs=outputs, vectors=frozenset(vectors & kept))

@@ -1,0 +1,77 @@
+"""Mirrored limbs side by side (codegen.algorithms.lanes): HyQ's inverse dynamics with its
+left and right legs paired, compiled, against pin.rnea; the scalar program kept for
+compilers without GCC's vector extension; a robot without mirrored limbs keeps its own."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+
+from codegen import GibbsAppellMethod, generate
+from codegen.algorithms.lanes import lane_program
+from codegen.algorithms.rnea import inverse_program
+from codegen.robots import from_urdf
+from robot_oracle import pin, pin_model, random_state, relative_error, shared
+
+
+RUNTIME = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "runtime")
+
+
+def _equations(name):
+    model = from_urdf(shared(name))
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(
+        constants=model.constants, specifieds=model.specifieds)
+    return model, eom
+
+
+def test_hyq_legs_pair_left_with_right():
+    """Four legs, two pairs (the front legs, the hind legs); the program over pairs has
+    fewer operations than the scalar one, and is the same each time it is formed."""
+    _, eom = _equations("hyq")
+    scalar = inverse_program(eom)
+    lanes = lane_program(eom, scalar)
+    assert lanes is not None and lanes.vectors
+    names = {str(s) for s in lanes.vectors}
+    assert any(n.startswith("cg_v0_2_") for n in names) and any(n.startswith("cg_v1_3_")
+                                                               for n in names)
+    assert lanes.operation_count < 0.7 * scalar.operation_count
+    again = lane_program(eom, inverse_program(eom))
+    assert [(str(s), str(e)) for s, e in again.temporaries] == \
+        [(str(s), str(e)) for s, e in lanes.temporaries]
+
+
+def test_a_single_arm_has_no_pair():
+    _, eom = _equations("iiwa")
+    assert lane_program(eom, inverse_program(eom)) is None
+
+
+@pytest.mark.skipif(pin is None, reason="Pinocchio is not installed")
+def test_hyq_inverse_dynamics_by_pairs_equals_pinocchio(outdir):
+    """Compiled with the pairs (GCC), the inverse dynamics equals pin.rnea at random
+    states; the source's scalar program compiles where CG_NO_LANES (another compiler)
+    leaves the pairs out."""
+    model, _ = _equations("hyq")
+    mod = generate(GibbsAppellMethod(**model.kwargs), "hyq_lanes", output_dir=outdir,
+                   jacobian=False)
+    source = (outdir / "hyq_lanes" / "hyq_lanes.c").read_text()
+    assert "#if defined(CG_LANES)" in source and "#if !defined(CG_LANES)" in source
+    pm = pin_model(shared("hyq"))
+    pd = pm.createData()
+    p = mod.parameters(model.parameter_values)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        x, tau = random_state(model, rng)
+        q, v = model.to_pinocchio(x)
+        udot = rng.uniform(-1.0, 1.0, len(v))
+        assert relative_error(mod.inverse_dynamics(0.0, x, udot, p, tau) + tau,
+                              pin.rnea(pm, pd, q, v, udot)) < 1e-9
+    cc = shutil.which("cc") or shutil.which("gcc")
+    for define in ("-DCG_NO_LANES", "-UCG_NO_LANES"):
+        run = subprocess.run([cc, "-std=c99", "-fsyntax-only", "-Wall", "-Werror", define,
+                              "-I", str(outdir / "hyq_lanes"), "-I", RUNTIME, str(outdir / "hyq_lanes" / "hyq_lanes.c")],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[:2000]
