@@ -68,7 +68,10 @@ def lane_program(eom, program: Program) -> Program | None:
     if program is None or tree is None:
         return None
     limbs = _limbs(tree.nodes)
-    owner = _input_owners(eom, program, limbs)
+    candidates = [(a, b) for a, b in itertools.combinations(range(len(limbs)), 2)
+                  if _same_joints(tree.nodes, limbs[a], limbs[b]) and
+                  _ancestors(tree.nodes, limbs, a) == _ancestors(tree.nodes, limbs, b)]
+    owner = _input_owners(eom, program, limbs) if candidates else None
     if owner is None:
         return None
     program = _normalized(program)
@@ -76,9 +79,8 @@ def lane_program(eom, program: Program) -> Program | None:
     defs = dict(temps)
     limb_of = _statement_limbs(temps, owner, limbs, tree.nodes)
     pairs, used = [], set()
-    for a, b in itertools.combinations(range(len(limbs)), 2):
-        if a in used or b in used or not _same_joints(tree.nodes, limbs[a], limbs[b]) \
-                or _ancestors(tree.nodes, limbs, a) != _ancestors(tree.nodes, limbs, b):
+    for a, b in candidates:
+        if a in used or b in used:
             continue
         try:
             pairs.append(_Pairing(a, b, limbs, tree.nodes, owner, defs, limb_of, program))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import heapq
 import re
-
 import sympy as sm
 
 from ..abi import FUNCTIONS
@@ -192,7 +191,7 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
     cloned = kind in CLONED and not (kind == "mass" and looped)
     large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
         else count > PART_LIMIT
-    parted = large and kind != "ldl" and not looped and not program.vectors
+    parted = large and kind != "ldl" and not looped and not program.vectors   # w holds doubles
     size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names
     local, slots, size = set(), {}, 0
