@@ -12,10 +12,15 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 
 from codegen import GibbsAppellMethod, generate
-from codegen.algorithms.lanes import lane_program
+from codegen.algorithms.lanes import lane_program, program_values
 from codegen.algorithms.rnea import inverse_program
 from codegen.robots import from_urdf
-from robot_oracle import pin, pin_model, random_state, relative_error, shared
+from robot_oracle import (SIXTEEN, pin, pin_model, program_states, random_state,
+                          relative_error, robot_path, shared)
+
+# the legged robots of the sixteen whose legs pair (Solo12, ANYmal, the Go2, the A1 and
+# Laikago hang them from a free-flying base, whose motion both lanes read)
+PAIRED = ["solo12", "anymal", "go2", "a1", "laikago", "b1"]
 
 
 RUNTIME = os.path.join(os.path.dirname(__file__), "..", "..", "templates", "runtime")
@@ -75,3 +80,31 @@ def test_hyq_inverse_dynamics_by_pairs_equals_pinocchio(outdir):
                               "-I", str(outdir / "hyq_lanes"), "-I", RUNTIME, str(outdir / "hyq_lanes" / "hyq_lanes.c")],
                              capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[:2000]
+
+
+@pytest.mark.skipif(pin is None, reason="Pinocchio is not installed")
+@pytest.mark.parametrize("name", PAIRED)
+def test_legged_robots_by_pairs_equal_pinocchio(name):
+    """Each quadruped's program over pairs (run in Python, Pack and Lane included) against
+    pin.rnea at two random states, the scalar program beside it."""
+    _, _, floating, options = SIXTEEN[name]
+    path = robot_path(name)
+    model = from_urdf(path, floating_base=floating, **options)
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(
+        constants=model.constants, specifieds=model.specifieds)
+    scalar = inverse_program(eom)
+    lanes = lane_program(eom, scalar)
+    assert lanes is not None and lanes.operation_count < 0.75 * scalar.operation_count
+    pm = pin_model(path, floating)
+    pd = pm.createData()
+    objects = {n: o for o, n in lanes.names.items()}
+    rng = np.random.default_rng(7)
+    for a, q, v, tau in program_states(model, rng, 2):
+        udot = rng.uniform(-1.0, 1.0, len(v))
+        a.update(ud=udot)
+        inputs = {objects[i.name]: a[i.array][i.index] for i in lanes.inputs}
+        full = np.concatenate([np.zeros(6) if floating else [], tau])
+        assert relative_error(program_values(lanes, inputs) + full,
+                              pin.rnea(pm, pd, q, v, udot)) < 1e-9
+        assert relative_error(program_values(lanes, inputs), program_values(scalar, inputs)) \
+            < 1e-12
