@@ -24,9 +24,7 @@ program instead (codegen.emit.sources).
 """
 from __future__ import annotations
 
-import functools
 import itertools
-import operator
 import re
 
 import numpy as np
@@ -34,10 +32,12 @@ import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
+from .limbs import ancestors, input_owners, limbs, same_joints, statement_limbs
+from ..programs.pairs import Lane, Pack, program_values
 from ..programs.program import Program, live_temporaries
 from ..programs.schedule import depth_first
 
-__all__ = ["Pack", "Lane", "lane_program", "program_values", "LANE_OPERATIONS"]
+__all__ = ["lane_program", "LANE_OPERATIONS"]
 
 # statements named by the passes after a node (codegen.algorithms.rnea's cg_ia<k>_<i>):
 # partners must be those of partner nodes
@@ -52,44 +52,33 @@ _ORDERS_TRIED = 720
 LANE_OPERATIONS = 2000
 
 
-class Pack(sm.Function):
-    """The pair (a, b): a in the first lane, b in the second."""
-    nargs = 2
-    is_number = False
-
-
-class Lane(sm.Function):
-    """Lane i (0 or 1) of the pair v."""
-    nargs = 2
-
-
 class _Mismatch(Exception):
     """The two limbs differ in form."""
 
 
 def lane_program(eom, program: Program) -> Program | None:
-    """program (the inverse dynamics over eom.tree) with its mirrored limbs side by side,
-    or None where no two limbs match."""
+    """program (the inverse dynamics over eom.tree) with its mirrored chains side by side,
+    or None where no two chains match."""
     tree = eom.tree
     if program is None or tree is None:
         return None
-    limbs = _limbs(tree.nodes)
-    candidates = [(a, b) for a, b in itertools.combinations(range(len(limbs)), 2)
-                  if _same_joints(tree.nodes, limbs[a], limbs[b]) and
-                  _ancestors(tree.nodes, limbs, a) == _ancestors(tree.nodes, limbs, b)]
-    owner = _input_owners(eom, program, limbs) if candidates else None
+    chains = limbs(tree.nodes)
+    candidates = [(a, b) for a, b in itertools.combinations(range(len(chains)), 2)
+                  if same_joints(tree.nodes, chains[a], chains[b]) and
+                  ancestors(tree.nodes, chains, a) == ancestors(tree.nodes, chains, b)]
+    owner = input_owners(eom, program, chains) if candidates else None
     if owner is None:
         return None
     program = _normalized(program)
     temps = program.temporaries
     defs = dict(temps)
-    limb_of = _statement_limbs(temps, owner, limbs, tree.nodes)
+    limb_of = statement_limbs(temps, owner, chains, tree.nodes)
     pairs, used = [], set()
     for a, b in candidates:
         if a in used or b in used:
             continue
         try:
-            pairs.append(_Pairing(a, b, limbs, tree.nodes, owner, defs, limb_of, program))
+            pairs.append(_Pairing(a, b, chains, tree.nodes, owner, defs, limb_of, program))
         except _Mismatch:
             continue
         used |= {a, b}
@@ -109,36 +98,9 @@ def _agrees(program, lanes) -> bool:
     inputs = {objects[i.name]: rng.uniform(-1.0, 1.0) for i in program.inputs}
     try:
         expected, got = program_values(program, inputs), program_values(lanes, inputs)
-    except _Mismatch:
+    except ValueError:                      # an expression the check cannot evaluate
         return False
     return bool(np.all(np.abs(got - expected) <= 1e-9 * (1.0 + np.max(np.abs(expected)))))
-
-
-def program_values(program, inputs) -> np.ndarray:
-    """The outputs of program (its Pack and Lane too) at inputs ({input object: value}), in
-    Python: the check of a pairing, and a test's."""
-    values = dict(inputs)
-
-    def value(e):
-        if e in values:
-            return values[e]
-        if e.is_Number:
-            return float(e)
-        parts = [value(a) for a in e.args]
-        if isinstance(e, Pack):
-            return np.array(parts)
-        if isinstance(e, Lane):
-            return parts[0][int(e.args[1])]
-        if e.is_Add or e.is_Mul:
-            return functools.reduce(operator.add if e.is_Add else operator.mul, parts)
-        if e.is_Pow:
-            return parts[0] ** parts[1]
-        if isinstance(e, (sm.sin, sm.cos)):
-            return (np.sin if isinstance(e, sm.sin) else np.cos)(parts[0])
-        raise _Mismatch(f"no value for {type(e).__name__} {e}")
-    for s, e in program.temporaries:
-        values[s] = value(e)
-    return np.array([value(sm.sympify(e)) for _, exprs in program.outputs for e in exprs])
 
 
 def _normalized(program) -> Program:
@@ -163,128 +125,23 @@ def _normalized(program) -> Program:
                    outputs=outputs)
 
 
-def _limbs(nodes) -> list:
-    """The chains between branchings: lists of node indices, root side first."""
-    children = {k: [] for k in range(len(nodes))}
-    for k, nd in enumerate(nodes):
-        if nd.parent >= 0:
-            children[nd.parent].append(k)
-    limbs = []
-    for k, nd in enumerate(nodes):
-        if nd.parent < 0 or len(children[nd.parent]) > 1:
-            chain = [k]
-            while len(children[chain[-1]]) == 1:
-                chain.append(children[chain[-1]][0])
-            limbs.append(chain)
-    return limbs
-
-
-def _ancestors(nodes, limbs, li) -> frozenset:
-    where = {k: i for i, chain in enumerate(limbs) for k in chain}
-    found, parent = set(), nodes[limbs[li][0]].parent
-    while parent >= 0:
-        found.add(where[parent])
-        parent = nodes[parent].parent
-    return frozenset(found)
-
-
-def _same_joints(nodes, a, b) -> bool:
-    return len(a) == len(b) and all(
-        len(nodes[i].speeds) == len(nodes[j].speeds) and nodes[i].rows == nodes[j].rows
-        for i, j in zip(a, b))
-
-
-def _input_owners(eom, program, limbs) -> dict | None:
-    """{input object: (limb, its role there)}: a speed's u and u' by the node owning it, a
-    coordinate by the speeds its q' reads, an input r by the speeds whose forces Q read it
-    (None where one reads two limbs')."""
-    speed = {}
-    for li, chain in enumerate(limbs):
-        position = 0
-        for k in chain:
-            for j in eom.tree.nodes[k].speeds:
-                speed[j] = (li, position)
-                position += 1
-    u_index = {u: j for j, u in enumerate(eom.u)}
-    objects = {name: obj for obj, name in program.names.items()}
-    owner, counts = {}, {}
-    for inp in program.inputs:
-        obj = objects[inp.name]
-        if inp.array == "x" and inp.index < eom.nq:
-            read = {speed[u_index[s]][0] for s in sm.sympify(eom.qdot[inp.index]).free_symbols
-                    if s in u_index}
-        elif inp.array == "r":          # by the deepest body whose loads read it
-            node = max((k for k, nd in enumerate(eom.tree.nodes) if obj in _loads(nd)),
-                       key=lambda k: _depth(eom.tree.nodes, k), default=None)
-            if node is None:
-                return None
-            j = eom.tree.nodes[node].speeds[0]
-            owner[obj] = (speed[j][0], f"r{speed[j][1]}")
-            continue
-        else:
-            j = inp.index - eom.nq if inp.array == "x" else inp.index
-            owner[obj] = (speed[j][0], f"{inp.array}{speed[j][1]}")
-            continue
-        if len(read) != 1:
-            return None
-        li = read.pop()
-        # its place among the limb's coordinates (inputs), in the order they are read
-        counts[li, inp.array] = counts.get((li, inp.array), -1) + 1
-        owner[obj] = (li, f"{inp.array}{counts[li, inp.array]}")
-    return owner
-
-
-def _loads(nd) -> set:
-    """The inputs a body's forces read (its bias and generalized forces)."""
-    found = set()
-    for values in (nd.h, nd.b, nd.bx, nd.bg, nd.r):
-        for e in values or ():
-            found |= sm.sympify(e).atoms(AppliedUndef)
-    return found
-
-
-def _depth(nodes, k) -> int:
-    depth = 0
-    while nodes[k].parent >= 0:
-        k, depth = nodes[k].parent, depth + 1
-    return depth
-
-
-def _statement_limbs(temps, owner, limbs, nodes) -> dict:
-    """{statement: the limb it belongs to, or None}: the deepest limb it reads, where the
-    others it reads are that limb's ancestors."""
-    ancestors = [_ancestors(nodes, limbs, li) for li in range(len(limbs))]
-    reads, limb_of = {}, {}
-    for sym, expr in temps:
-        found = set()
-        for a in expr.free_symbols | expr.atoms(AppliedUndef):
-            if a in owner:
-                found.add(owner[a][0])
-            elif a in reads:
-                found |= reads[a]
-        reads[sym] = found
-        deepest = [li for li in found if found <= {li} | ancestors[li]]
-        limb_of[sym] = deepest[0] if deepest else None
-    return limb_of
-
-
 class _Pairing:
     """Limbs a and b matched statement by statement: .vectors, the statements over pairs
     ((symbol, expression), inputs and constants packed first); .outputs, {speed of a: (its
     partner in b, the pair's symbol)}; .exports, {statement read outside its limb: (pair's
     symbol, lane)}."""
 
-    def __init__(self, a, b, limbs, nodes, owner, defs, limb_of, program):
+    def __init__(self, a, b, chains, nodes, owner, defs, limb_of, program):
         self.a, self.b, self.owner, self.defs, self.limb_of = a, b, owner, defs, limb_of
-        self.common = _ancestors(nodes, limbs, a)
-        self.node_partner = dict(zip(limbs[a], limbs[b]))
+        self.common = ancestors(nodes, chains, a)
+        self.node_partner = dict(zip(chains[a], chains[b]))
         self.vectors, self.keys, self.bound, self.rbound = [], {}, {}, {}
         self.orders = 0
         self.place, count = {}, {}
         for x, _ in program.temporaries:
             count[limb_of[x]] = self.place[x] = count.get(limb_of[x], -1) + 1
-        speeds_a = [j for k in limbs[a] for j in nodes[k].speeds]
-        speeds_b = [j for k in limbs[b] for j in nodes[k].speeds]
+        speeds_a = [j for k in chains[a] for j in nodes[k].speeds]
+        speeds_b = [j for k in chains[b] for j in nodes[k].speeds]
         exports_b = {self._label(s, mapped=False): s for s in self._exports(b, speeds_b, program)}
         self.exports = {}
         for s in self._exports(a, speeds_a, program):

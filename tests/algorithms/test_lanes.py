@@ -12,7 +12,8 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 
 from codegen import GibbsAppellMethod, generate
-from codegen.algorithms.lanes import lane_program, program_values
+from codegen.algorithms.lanes import lane_program
+from codegen.programs.pairs import program_values
 from codegen.algorithms.rnea import inverse_program
 from codegen.robots import from_urdf
 from robot_oracle import (SIXTEEN, pin, pin_model, program_states, random_state,

@@ -1,0 +1,118 @@
+"""A tree's limbs (the chains of bodies between its branchings) and what belongs to each: the
+inputs by the speeds they drive, a program's statements by the inputs they read. The pairing of
+mirrored limbs (codegen.algorithms.lanes) reads them."""
+from __future__ import annotations
+
+import sympy as sm
+from sympy.core.function import AppliedUndef
+
+__all__ = ["limbs", "ancestors", "same_joints", "input_owners", "statement_limbs"]
+
+
+def limbs(nodes) -> list:
+    """The chains between branchings: lists of node indices, root side first."""
+    children = {k: [] for k in range(len(nodes))}
+    for k, nd in enumerate(nodes):
+        if nd.parent >= 0:
+            children[nd.parent].append(k)
+    chains = []
+    for k, nd in enumerate(nodes):
+        if nd.parent < 0 or len(children[nd.parent]) > 1:
+            chain = [k]
+            while len(children[chain[-1]]) == 1:
+                chain.append(children[chain[-1]][0])
+            chains.append(chain)
+    return chains
+
+
+def ancestors(nodes, chains, li) -> frozenset:
+    where = {k: i for i, chain in enumerate(chains) for k in chain}
+    found, parent = set(), nodes[chains[li][0]].parent
+    while parent >= 0:
+        found.add(where[parent])
+        parent = nodes[parent].parent
+    return frozenset(found)
+
+
+def same_joints(nodes, a, b) -> bool:
+    return len(a) == len(b) and all(
+        len(nodes[i].speeds) == len(nodes[j].speeds) and nodes[i].rows == nodes[j].rows
+        for i, j in zip(a, b))
+
+
+def input_owners(eom, program, chains) -> dict | None:
+    """{input object: (limb, its role there)}: a speed's u and u' by the node owning it, a
+    coordinate by the speeds its q' reads, an input r by the speeds whose forces Q read it
+    (None where one reads two chains')."""
+    speed = {}
+    for li, chain in enumerate(chains):
+        position = 0
+        for k in chain:
+            for j in eom.tree.nodes[k].speeds:
+                speed[j] = (li, position)
+                position += 1
+    u_index = {u: j for j, u in enumerate(eom.u)}
+    objects = {name: obj for obj, name in program.names.items()}
+    owner, counts = {}, {}
+    for inp in program.inputs:
+        obj = objects[inp.name]
+        if inp.array == "x" and inp.index < eom.nq:
+            read = {speed[u_index[s]][0] for s in sm.sympify(eom.qdot[inp.index]).free_symbols
+                    if s in u_index}
+        elif inp.array == "r":          # by the deepest body whose loads read it
+            node = max((k for k, nd in enumerate(eom.tree.nodes) if obj in _loads(nd)),
+                       key=lambda k: _depth(eom.tree.nodes, k), default=None)
+            if node is None:
+                return None
+            j = eom.tree.nodes[node].speeds[0]
+            owner[obj] = (speed[j][0], f"r{speed[j][1]}")
+            continue
+        elif inp.array in ("x", "ud"):
+            j = inp.index - eom.nq if inp.array == "x" else inp.index
+            if j not in speed:
+                return None
+            owner[obj] = (speed[j][0], f"{inp.array}{speed[j][1]}")
+            continue
+        else:
+            continue                                # a parameter: both lanes read it
+        if len(read) != 1:
+            return None
+        li = read.pop()
+        # its place among the limb's coordinates (inputs), in the order they are read
+        counts[li, inp.array] = counts.get((li, inp.array), -1) + 1
+        owner[obj] = (li, f"{inp.array}{counts[li, inp.array]}")
+    return owner
+
+
+def _loads(nd) -> set:
+    """The inputs a body's forces read (its bias and generalized forces)."""
+    found = set()
+    for values in (nd.h, nd.b, nd.bx, nd.bg, nd.r):
+        for e in values or ():
+            found |= sm.sympify(e).atoms(AppliedUndef)
+    return found
+
+
+def _depth(nodes, k) -> int:
+    depth = 0
+    while nodes[k].parent >= 0:
+        k, depth = nodes[k].parent, depth + 1
+    return depth
+
+
+def statement_limbs(temps, owner, chains, nodes) -> dict:
+    """{statement: the limb it belongs to, or None}: the deepest limb it reads, where the
+    others it reads are that limb's ancestors."""
+    above = [ancestors(nodes, chains, li) for li in range(len(chains))]
+    reads, limb_of = {}, {}
+    for sym, expr in temps:
+        found = set()
+        for a in expr.free_symbols | expr.atoms(AppliedUndef):
+            if a in owner:
+                found.add(owner[a][0])
+            elif a in reads:
+                found |= reads[a]
+        reads[sym] = found
+        deepest = [li for li in found if found <= {li} | above[li]]
+        limb_of[sym] = deepest[0] if deepest else None
+    return limb_of
