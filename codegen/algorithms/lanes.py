@@ -37,19 +37,13 @@ from ..programs.pairs import Lane, Pack, program_values
 from ..programs.program import Program, live_temporaries
 from ..programs.schedule import depth_first
 
-__all__ = ["lane_program", "LANE_OPERATIONS"]
+__all__ = ["lane_program"]
 
 # statements named by the passes after a node (codegen.algorithms.rnea's cg_ia<k>_<i>):
 # partners must be those of partner nodes
 _NODE_LABEL = re.compile(r"^cg_([A-Za-z]+)(\d+)_(.*)$")
 # orders tried for a group of terms of one form before the pair is given up
 _ORDERS_TRIED = 720
-#: the program over pairs is one function (a pair does not fit the scratch array of a
-#: function in parts): above this many operations the scalar program in parts is kept.
-#: In C against CppADCodeGen's RNEA: HyQ's (683 over pairs) 2.32x the peer's speed
-#: against 1.64x scalar, Solo12's (1,059) 2.76x against 1.76x, Atlas's legs paired
-#: (3,669) 1.74x against 1.81x scalar in parts
-LANE_OPERATIONS = 2000
 
 
 class _Mismatch(Exception):
@@ -85,8 +79,6 @@ def lane_program(eom, program: Program) -> Program | None:
     if not pairs:
         return None
     lanes = _assemble(program, pairs, limb_of)
-    if lanes.operation_count > LANE_OPERATIONS:
-        return None
     return lanes if _agrees(program, lanes) else None
 
 
@@ -356,7 +348,26 @@ def _assemble(program, pairs, limb_of) -> Program:
                 for i, (j, v) in p.outputs.items():
                     exprs[i], exprs[j] = Lane(v, 0), Lane(v, 1)
         outputs.append((name, exprs))
-    temps = depth_first(live_temporaries(temps, outputs), outputs, ershov=True)
+    temps = _runs(depth_first(live_temporaries(temps, outputs), outputs, ershov=True), vectors)
     kept = {s for s, _ in temps}
     return Program(inputs=program.inputs, names=program.names, temporaries=temps,
                    outputs=outputs, vectors=frozenset(vectors & kept))
+
+
+def _runs(temps, vectors) -> list:
+    """temps in three runs, each in its order: the scalar statements before the pairs, the
+    pairs' statements with those reading their lanes, then the rest, so that a function in
+    parts keeps the pairs in one part (codegen.emit.layout.part_starts)."""
+    runs, lanes, after = ([], [], []), set(), set()
+    for s, e in temps:
+        reads = e.free_symbols
+        if s in vectors or reads & vectors:
+            assert not reads & after, "a pair reads a value computed after the pairs"
+            lanes.add(s)
+            runs[1].append((s, e))
+        elif reads & (lanes | after):
+            after.add(s)
+            runs[2].append((s, e))
+        else:
+            runs[0].append((s, e))
+    return runs[0] + runs[1] + runs[2]

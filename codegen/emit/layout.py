@@ -3,8 +3,9 @@ files they go to, the scratch array's slots and windows, zero fills, and the kin
 twice (CG_CLONES). ``function_data`` gives function.j2 one function's data."""
 from __future__ import annotations
 
+import bisect
 import heapq
-import re
+
 import sympy as sm
 
 from ..abi import FUNCTIONS
@@ -13,13 +14,19 @@ from ..symbolic.counting import operation_count
 from ..progress import checkpoint
 from .column_loops import COLUMN_ARRAYS, column_loop
 from .printer import IDENTIFIER, CPrinter
+from .windows import WINDOW, WINDOW_MIN, WINDOWS, part_windows
 from .trig import HOIST_TRIG, TRIG_LOOP_PAIRS, trig_loop, trig_numbers, trig_plan
 
 __all__ = ["function_data", "spread_parts", "executed_operations", "ordered_statements", "aliases",
-           "scratch_layout", "part_windows", "PART_LIMIT", "PART_STATEMENTS", "PART_OPERATIONS",
+           "scratch_layout", "part_windows", "part_starts", "PART_LIMIT", "LANE_PART_OPERATIONS", "PART_STATEMENTS", "PART_OPERATIONS",
            "OPERATION_PART_STATEMENTS", "TU_STATEMENTS", "PART_FLAGS", "LOOP_FLAGS",
            "SPLIT_STATEMENTS", "CLONED", "ZERO_FILL", "WINDOWS", "WINDOW", "WINDOW_MIN"]
 
+
+#: a program over pairs (codegen.algorithms.lanes) is parted from this many operations, its
+#: pairs kept in one part (part_starts). Against CppADCodeGen's RNEA in C: Solo12's (1,059)
+#: 2.76x whole, 2.40x parted; Atlas's (3,669) 1.74x whole, 2.06x parted
+LANE_PART_OPERATIONS = 2000
 
 #: a function with more statements than PART_LIMIT is emitted in parts of
 #: PART_STATEMENTS (function.j2): the compiler's register allocation grows faster
@@ -118,8 +125,18 @@ def ordered_statements(program: Program, outputs_early: bool, alias: dict | None
                                 for x in [st] + after.get(k, [])]
 
 
+def part_starts(statements: list, size: int, vectors=frozenset()) -> list:
+    """The parts' first statements: one each size statements, but none within the run from
+    the first statement over pairs (vectors) to the last that reads one, kept in one part
+    (a pair has no slot in the scratch array of doubles)."""
+    starts = list(range(0, len(statements), size))
+    run = [k for k, (sym, e, _, _) in enumerate(statements)
+           if sym in vectors or e.free_symbols & vectors]
+    return [b for b in starts if not run or not run[0] < b <= run[-1]]
+
+
 def scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = None,
-                    loop_values: int = 0) -> tuple:
+                    loop_values: int = 0, starts: list = None) -> tuple:
     """(local, slots, size) of a parted function (ordered_statements's statements in parts of
     part, by default PART_STATEMENTS): local, the temporaries read only in the part that defines them (local
     constants there, in registers, where the others go through the scratch array: a
@@ -133,8 +150,13 @@ def scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = No
     computed): a value's slot is freed after the statement of its last use, and a new
     value takes the lowest free slot, so that w stays small (the 100-link pendulum's
     Jacobian: 10,901 slots for 22,042 temporaries).
-    The first loop_values sin/cos arguments (trig_loop's) get slots wherever they are read."""
+    The first loop_values sin/cos arguments (trig_loop's) get slots wherever they are read.
+    starts: the parts' first statements (part_starts), where not every part statements long."""
     part = part or PART_STATEMENTS
+    starts = starts or list(range(0, len(statements), part))
+
+    def part_of(k):
+        return bisect.bisect_right(starts, k) - 1
     index_of = {st[0]: k for k, st in enumerate(statements) if st[0] is not None}
     last = {}
     for k, (_, e, _, _) in enumerate(statements):
@@ -156,7 +178,7 @@ def scratch_layout(statements: list, plan: dict, last_trig: dict, part: int = No
         while live and live[0][0] < k:
             heapq.heappush(free, heapq.heappop(live)[1])
         for value, end in values[k]:
-            if end // part == k // part and not (isinstance(value, tuple)
+            if part_of(end) == part_of(k) and not (isinstance(value, tuple)
                                                  and value[0] < loop_values):
                 if value in index_of:
                     local.add(value)
@@ -189,9 +211,10 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
     # solves with (eval calls it where no recursion is built), whose bits stay the same on
     # every processor
     cloned = kind in CLONED and not (kind == "mass" and looped)
-    large = program.operation_count > PART_OPERATIONS[kind] if kind in PART_OPERATIONS \
-        else count > PART_LIMIT
-    parted = large and kind != "ldl" and not looped and not program.vectors   # w holds doubles
+    large = program.operation_count > (
+        LANE_PART_OPERATIONS if program.vectors else PART_OPERATIONS[kind]) \
+        if kind in PART_OPERATIONS else count > PART_LIMIT
+    parted = large and kind != "ldl" and not looped
     size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names
     local, slots, size = set(), {}, 0
@@ -220,8 +243,10 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
         plan, last_trig = trig_plan(ordered, hoist=not parted and kind in HOIST_TRIG)
     numbers = trig_numbers(plan)
     if parted:
+        starts = part_starts(ordered, size_of_part, program.vectors)
         local, slots, size = scratch_layout(ordered, plan, last_trig, size_of_part,
-                                             2 * trig_pairs)
+                                             2 * trig_pairs, starts)
+        assert not program.vectors & set(slots), "a pair read in a later part"
         names = dict(names)
         names.update({sym: f"w[{slots[sym]}]" for sym, _ in program.temporaries
                       if sym in slots})
@@ -284,8 +309,8 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
               for i in program.inputs]
     parts = []
     if parted:
-        for k, i in enumerate(range(0, len(statements), size_of_part)):
-            windows, chunk = part_windows(statements[i:i + size_of_part])
+        for k, (i, j) in enumerate(zip(starts, starts[1:] + [len(statements)])):
+            windows, chunk = part_windows(statements[i:j])
             parts.append(dict(index=k, statements=chunk, file=None, fills=fills if k == 0 else (),
                               windows=windows, inputs=inputs_used(inputs, chunk),
                               trig_loop=None))
@@ -304,7 +329,7 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
                 signature=signature.signature, arguments=signature.arguments,
                 reads=signature.reads, column=column,
                 temporaries=bool(program.temporaries), statements=statements, external=False,
-                parts=parts, scratch=max(size, 1), guard="")
+                parts=parts, scratch=max(size, 1), guard="", part_symbol=symbol)
 
 
 def _fills(exprs: list, overwritten) -> bool:
@@ -335,64 +360,6 @@ CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
 #: stored: each store of a zero is an 11-byte instruction, and zeros are most of a
 #: Jacobian's entries (Solo12's: 1,332 of 1,813)
 ZERO_FILL = 16
-
-
-#: base pointers a part may take into its scratch array (cg_window), each reaching the
-#: WINDOW slots around it with a one-byte displacement (x86-64's -128..127 bytes), where
-#: a slot's address from w itself takes four beyond w[15]; taken where at least
-#: WINDOW_MIN of the part's reads and writes fall. Shorter code runs faster, and each
-#: further window gains less (Solo12's Jacobian: 3.44 µs a call without windows, 3.16
-#: with eight)
-WINDOWS, WINDOW, WINDOW_MIN = 8, 32, 8
-
-
-_SLOT = re.compile(r"\bw\[(\d+)\]")
-
-
-def part_windows(chunk: list) -> tuple:
-    """(bases, statements): a part's windows into the scratch array, greedily the WINDOW
-    consecutive slots of most accesses first, and its statements with those slots read
-    and written through them (cg_w<j>[offset]; a slot through one pointer only)."""
-    def texts(st):
-        return [st["lhs"], st["rhs"]] + [t for g in st["sincos"] for t in g["args"] + g["targets"]]
-    count = {}
-    for st in chunk:
-        for text in texts(st):
-            for k in _SLOT.findall(text):
-                count[int(k)] = count.get(int(k), 0) + 1
-    bases, left = [], dict(count)
-    while left and len(bases) < WINDOWS:
-        slots = sorted(left)
-        best, lo_best, j, inside = 0, None, 0, 0
-        for lo in slots:                       # the window [lo, lo + WINDOW) of most accesses
-            while j < len(slots) and slots[j] < lo + WINDOW:
-                inside += left[slots[j]]
-                j += 1
-            if inside > best:
-                best, lo_best = inside, lo
-            inside -= left[lo]
-        if best < WINDOW_MIN:
-            break
-        bases.append(lo_best + WINDOW // 2)
-        for k in [k for k in left if lo_best <= k < lo_best + WINDOW]:
-            del left[k]
-    if not bases:
-        return (), chunk
-
-    def through(m):
-        k = int(m.group(1))
-        for b, base in enumerate(bases):
-            if -WINDOW // 2 <= k - base < WINDOW // 2:
-                return f"cg_w{b}[{k - base}]"
-        return m.group(0)
-
-    def rewritten(st):
-        st = dict(st, lhs=_SLOT.sub(through, st["lhs"]), rhs=_SLOT.sub(through, st["rhs"]))
-        st["sincos"] = [dict(g, args=[_SLOT.sub(through, a) for a in g["args"]],
-                             targets=[_SLOT.sub(through, t) for t in g["targets"]])
-                        for g in st["sincos"]]
-        return st
-    return bases, [rewritten(st) for st in chunk]
 
 
 def executed_operations(program: Program, kind: str) -> int:

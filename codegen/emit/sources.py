@@ -96,7 +96,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             if lanes is not None:       # mirrored limbs side by side, where cg_math.h has cg_v2
                 functions.append(dict(function_data(kind, f"{name}_{kind}", lanes, comment
                                                     + ", mirrored limbs side by side"),
-                                      guard="defined(CG_LANES)"))
+                                      guard="defined(CG_LANES)", part_symbol=f"{name}_{kind}_lanes"))
             functions.append(dict(function_data(kind, f"{name}_{kind}", programs[key], comment,
                                                 overwritten=overwritten),
                                   guard="!defined(CG_LANES)" if lanes is not None else ""))
