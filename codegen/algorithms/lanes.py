@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-from .limbs import ancestors, input_owners, limbs, same_joints, statement_limbs
+from .limbs import ancestors, input_owners, limbs, output_roles, same_joints, statement_limbs
 from ..programs.pairs import Lane, Pack, program_values
 from ..programs.program import Program, live_temporaries
 from ..programs.schedule import depth_first
@@ -67,12 +67,13 @@ def lane_program(eom, program: Program) -> Program | None:
     temps = program.temporaries
     defs = dict(temps)
     limb_of = statement_limbs(temps, owner, chains, tree.nodes)
+    roles = output_roles(eom, program, owner)
     pairs, used = [], set()
     for a, b in candidates:
         if a in used or b in used:
             continue
         try:
-            pairs.append(_Pairing(a, b, chains, tree.nodes, owner, defs, limb_of, program))
+            pairs.append(_Pairing(a, b, chains, tree.nodes, owner, defs, limb_of, program, roles))
         except _Mismatch:
             continue
         used |= {a, b}
@@ -123,20 +124,21 @@ class _Pairing:
     partner in b, the pair's symbol)}; .exports, {statement read outside its limb: (pair's
     symbol, lane)}."""
 
-    def __init__(self, a, b, chains, nodes, owner, defs, limb_of, program):
+    def __init__(self, a, b, chains, nodes, owner, defs, limb_of, program, roles):
         self.a, self.b, self.owner, self.defs, self.limb_of = a, b, owner, defs, limb_of
         self.common = ancestors(nodes, chains, a)
         self.node_partner = dict(zip(chains[a], chains[b]))
         self.vectors, self.keys, self.bound, self.rbound = [], {}, {}, {}
+        self.pairs = set()          # the statements over pairs (the others are scalars)
         self.orders = 0
         self.place, count = {}, {}
         for x, _ in program.temporaries:
             count[limb_of[x]] = self.place[x] = count.get(limb_of[x], -1) + 1
-        speeds_a = [j for k in chains[a] for j in nodes[k].speeds]
-        speeds_b = [j for k in chains[b] for j in nodes[k].speeds]
-        exports_b = {self._label(s, mapped=False): s for s in self._exports(b, speeds_b, program)}
+        own_a = {key: role for key, (li, role) in roles.items() if li == a}
+        own_b = {role: key for key, (li, role) in roles.items() if li == b}
+        exports_b = {self._label(s, mapped=False): s for s in self._exports(b, set(own_b.values()), program)}
         self.exports = {}
-        for s in self._exports(a, speeds_a, program):
+        for s in self._exports(a, set(own_a), program):
             partner = exports_b.pop(self._label(s), None) if self._label(s) else None
             if partner is None:
                 raise _Mismatch(f"{s} is read outside its limb and has no partner")
@@ -144,11 +146,16 @@ class _Pairing:
             self.exports[s], self.exports[partner] = (v, 0), (v, 1)
         if exports_b:
             raise _Mismatch("statements read outside the limb without partners")
-        tau = dict(program.outputs)["tau"]
-        self.outputs = {i: (j, self._named(("out", i), lambda i=i, j=j: self.pair(tau[i], tau[j])))
-                        for i, j in zip(speeds_a, speeds_b)}
+        out = {name: list(exprs) for name, exprs in program.outputs}
+        self.outputs = {}
+        for key, role in own_a.items():
+            other = own_b.get(role)
+            if other is None:
+                raise _Mismatch(f"output {key} has no partner")
+            self.outputs[key] = (other, self._named(("out", key), lambda key=key, other=other:
+                                                    self.pair(sm.sympify(out[key[0]][key[1]]), sm.sympify(out[other[0]][other[1]]))))
 
-    def _exports(self, li, speeds, program) -> list:
+    def _exports(self, li, owned, program) -> list:
         """The limb's statements read by statements or outputs outside it, in order."""
         read = set()
         for s, e in program.temporaries:
@@ -156,7 +163,7 @@ class _Pairing:
                 read |= e.free_symbols
         for name, exprs in program.outputs:
             for j, e in enumerate(exprs):
-                if name != "tau" or j not in speeds:
+                if (name, j) not in owned:
                     read |= sm.sympify(e).free_symbols
         return [s for s, _ in program.temporaries if s in read and self.limb_of[s] == li]
 
@@ -180,6 +187,8 @@ class _Pairing:
                 return expr
             s = sm.Symbol(f"cg_v{self.a}_{self.b}_{len(self.vectors)}", real=True)
             self.vectors.append((s, expr))
+            if expr.has(Pack) or expr.free_symbols & self.pairs:
+                self.pairs.add(s)
             self.keys[key] = s
         return self.keys[key]
 
@@ -277,12 +286,13 @@ class _Pairing:
                 self.orders += 1
                 if self.orders > _ORDERS_TRIED:
                     raise _Mismatch("too many orders")
-                saved = (list(self.vectors), dict(self.keys), dict(self.bound), dict(self.rbound))
+                saved = (list(self.vectors), dict(self.keys), dict(self.bound), dict(self.rbound),
+                         set(self.pairs))
                 try:
                     out.extend(self.pair(x, y) for x, y in zip(xs, order))
                     break
                 except _Mismatch:
-                    self.vectors, self.keys, self.bound, self.rbound = saved
+                    self.vectors, self.keys, self.bound, self.rbound, self.pairs = saved
             else:
                 raise _Mismatch("no order of the terms matches")
         return out
@@ -337,17 +347,20 @@ def _assemble(program, pairs, limb_of) -> Program:
     temps, vectors = before, set()
     for p in pairs:
         temps += p.vectors
-        vectors |= {s for s, _ in p.vectors}
-        temps += [(s, Lane(v, lane)) for s, (v, lane) in p.exports.items()]
+        vectors |= p.pairs
+        temps += [(s, Lane(v, lane) if v in p.pairs else v) for s, (v, lane) in p.exports.items()]
     temps += after
     outputs = []
     for name, exprs in program.outputs:
         exprs = list(exprs)
-        if name == "tau":
-            for p in pairs:
-                for i, (j, v) in p.outputs.items():
-                    exprs[i], exprs[j] = Lane(v, 0), Lane(v, 1)
+        for p in pairs:
+            for (n, i), ((m, j), v) in p.outputs.items():
+                if n == name:
+                    exprs[i] = Lane(v, 0) if v in p.pairs else v
+                if m == name:
+                    exprs[j] = Lane(v, 1) if v in p.pairs else v
         outputs.append((name, exprs))
+    temps = _topological(temps)
     temps = _runs(depth_first(live_temporaries(temps, outputs), outputs, ershov=True), vectors)
     kept = {s for s, _ in temps}
     return Program(inputs=program.inputs, names=program.names, temporaries=temps,
@@ -362,7 +375,8 @@ def _runs(temps, vectors) -> list:
     for s, e in temps:
         reads = e.free_symbols
         if s in vectors or reads & vectors:
-            assert not reads & after, "a pair reads a value computed after the pairs"
+            if reads & after:                  # pairs on both sides of a scalar value
+                return temps
             lanes.add(s)
             runs[1].append((s, e))
         elif reads & (lanes | after):
@@ -371,3 +385,24 @@ def _runs(temps, vectors) -> list:
         else:
             runs[0].append((s, e))
     return runs[0] + runs[1] + runs[2]
+
+
+def _topological(temps) -> list:
+    """temps with each statement after those it reads, otherwise in their order."""
+    index = {s: k for k, (s, _) in enumerate(temps)}
+    done, order = set(), []
+    for root in range(len(temps)):
+        stack = [(root, False)]
+        while stack:
+            k, ready = stack.pop()
+            if k in done:
+                continue
+            if ready:
+                done.add(k)
+                order.append(temps[k])
+                continue
+            stack.append((k, True))
+            for x in sorted(temps[k][1].free_symbols, key=str, reverse=True):
+                if x in index and index[x] not in done:
+                    stack.append((index[x], False))
+    return order

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
-__all__ = ["limbs", "ancestors", "same_joints", "input_owners", "statement_limbs"]
+__all__ = ["limbs", "ancestors", "same_joints", "input_owners", "statement_limbs", "output_roles"]
 
 
 def limbs(nodes) -> list:
@@ -101,18 +101,37 @@ def _depth(nodes, k) -> int:
 
 
 def statement_limbs(temps, owner, chains, nodes) -> dict:
-    """{statement: the limb it belongs to, or None}: the deepest limb it reads, where the
-    others it reads are that limb's ancestors."""
+    """{statement: its limb, or None}: the deepest limb whose inputs or statements it reads
+    directly, the others read being that limb's ancestors'; a statement reading two limbs
+    (a base's acceleration from every leg) is no limb's, and a value both lanes read."""
     above = [ancestors(nodes, chains, li) for li in range(len(chains))]
-    reads, limb_of = {}, {}
+    limb_of = {}
     for sym, expr in temps:
         found = set()
-        for a in expr.free_symbols | expr.atoms(AppliedUndef):
-            if a in owner:
-                found.add(owner[a][0])
-            elif a in reads:
-                found |= reads[a]
-        reads[sym] = found
+        for x in expr.free_symbols | expr.atoms(AppliedUndef):
+            if x in owner:
+                found.add(owner[x][0])
+            elif limb_of.get(x) is not None:
+                found.add(limb_of[x])
         deepest = [li for li in found if found <= {li} | above[li]]
         limb_of[sym] = deepest[0] if deepest else None
     return limb_of
+
+
+def output_roles(eom, program, owner) -> dict:
+    """{(output, index): (limb, role)}: an output per speed (tau, ud, D) by the speed's u, one
+    per coordinate (qd) by its q."""
+    by_input = {}
+    objects = {name: obj for obj, name in program.names.items()}
+    for inp in program.inputs:
+        obj = objects[inp.name]
+        if inp.array == "x" and obj in owner:
+            by_input[inp.index] = owner[obj]
+    roles = {}
+    for name, exprs in program.outputs:
+        for i in range(len(exprs)):
+            key = eom.nq + i if name in ("tau", "ud", "D") else i if name == "qd" else None
+            if key is not None and key in by_input:
+                li, role = by_input[key]
+                roles[name, i] = (li, f"{name}:{role}")
+    return roles

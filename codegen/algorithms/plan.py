@@ -141,6 +141,7 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
                 >= dense.operation_count + solve.operation_count:
             tree = None          # rigid bodies: the recursion only where it is the less work
     if tree is not None:
+        tree.lanes = lane_program(eom, tree)
         programs["tree"] = tree
     elif solve is not None:
         programs["solve"] = solve

@@ -23,9 +23,10 @@ __all__ = ["function_data", "spread_parts", "executed_operations", "ordered_stat
            "SPLIT_STATEMENTS", "CLONED", "ZERO_FILL", "WINDOWS", "WINDOW", "WINDOW_MIN"]
 
 
-#: a program over pairs (codegen.algorithms.lanes) is parted from this many operations, its
-#: pairs kept in one part (part_starts). Against CppADCodeGen's RNEA in C: Solo12's (1,059)
-#: 2.76x whole, 2.40x parted; Atlas's (3,669) 1.74x whole, 2.06x parted
+#: a program over pairs (codegen.algorithms.lanes) is parted from this many operations or its
+#: kind's, its pairs kept in one part (part_starts). Against CppADCodeGen in C: Solo12's
+#: inverse dynamics (1,059) 2.76x whole, 2.40x parted; Atlas's (3,669) 1.74x whole, 2.06x
+#: parted; Solo12's recursion (2,620) 3.45x whole, 3.18x parted
 LANE_PART_OPERATIONS = 2000
 
 #: a function with more statements than PART_LIMIT is emitted in parts of
@@ -212,8 +213,8 @@ def function_data(kind: str, symbol: str, program: Program, comment: str, calls=
     # every processor
     cloned = kind in CLONED and not (kind == "mass" and looped)
     large = program.operation_count > (
-        LANE_PART_OPERATIONS if program.vectors else PART_OPERATIONS[kind]) \
-        if kind in PART_OPERATIONS else count > PART_LIMIT
+        max(LANE_PART_OPERATIONS, PART_OPERATIONS[kind]) if program.vectors
+        else PART_OPERATIONS[kind]) if kind in PART_OPERATIONS else count > PART_LIMIT
     parted = large and kind != "ldl" and not looped
     size_of_part = OPERATION_PART_STATEMENTS if kind in PART_OPERATIONS else PART_STATEMENTS
     names = program.names

@@ -15,6 +15,7 @@ import codegen.emit.layout as layout
 from codegen import GibbsAppellMethod, generate
 from codegen.algorithms.lanes import lane_program
 from codegen.programs.pairs import program_values
+from codegen.algorithms.aba import tree_program
 from codegen.algorithms.rnea import inverse_program
 from codegen.robots import from_urdf
 from robot_oracle import (SIXTEEN, pin, pin_model, program_states, random_state,
@@ -136,3 +137,30 @@ def test_legged_robots_by_pairs_equal_pinocchio(name):
                               pin.rnea(pm, pd, q, v, udot)) < 1e-9
         assert relative_error(program_values(lanes, inputs), program_values(scalar, inputs)) \
             < 1e-12
+
+
+@pytest.mark.skipif(pin is None, reason="Pinocchio is not installed")
+@pytest.mark.parametrize("name", ["hyq", "solo12", "anymal", "go2", "a1", "laikago", "b1"])
+def test_recursions_by_pairs_equal_pinocchio(name):
+    """The articulated-body recursion with the legs side by side: the legs' inward passes
+    before the base's, their outward passes after it, both over pairs (the base's
+    acceleration read by both lanes), against pin.aba at two random states."""
+    _, _, floating, options = SIXTEEN[name]
+    path = robot_path(name)
+    model = from_urdf(path, floating_base=floating, **options)
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(
+        constants=model.constants, specifieds=model.specifieds)
+    scalar = tree_program(eom)
+    lanes = lane_program(eom, scalar)
+    assert lanes is not None and lanes.operation_count < 0.75 * scalar.operation_count
+    start = sum(len(e) for n, e in lanes.outputs[:[n for n, _ in lanes.outputs].index("ud")])
+    pm = pin_model(path, floating)
+    pd = pm.createData()
+    objects = {n: o for o, n in lanes.names.items()}
+    rng = np.random.default_rng(8)
+    for a, q, v, tau in program_states(model, rng, 2):
+        inputs = {objects[i.name]: a[i.array][i.index] for i in lanes.inputs}
+        full = np.concatenate([np.zeros(6) if floating else [], tau])
+        values = program_values(lanes, inputs)
+        assert relative_error(values[start:start + len(v)], pin.aba(pm, pd, q, v, full)) < 1e-9
+        assert relative_error(values, program_values(scalar, inputs)) < 1e-12
