@@ -36,6 +36,20 @@ def _equations(name):
     return model, eom
 
 
+def _check_hyq_against_rnea(model, mod, seed):
+    """The compiled HyQ's inverse dynamics against pin.rnea at three random states."""
+    pm = pin_model(shared("hyq"))
+    pd = pm.createData()
+    p = mod.parameters(model.parameter_values)
+    rng = np.random.default_rng(seed)
+    for _ in range(3):
+        x, tau = random_state(model, rng)
+        q, v = model.to_pinocchio(x)
+        udot = rng.uniform(-1.0, 1.0, len(v))
+        assert relative_error(mod.inverse_dynamics(0.0, x, udot, p, tau) + tau,
+                              pin.rnea(pm, pd, q, v, udot)) < 1e-9
+
+
 def test_hyq_legs_pair_left_with_right():
     """Four legs, two pairs (the front legs, the hind legs); the program over pairs has
     fewer operations than the scalar one, and is the same each time it is formed."""
@@ -67,20 +81,12 @@ def test_hyq_inverse_dynamics_by_pairs_equals_pinocchio(outdir):
                    jacobian=False)
     source = (outdir / "hyq_lanes" / "hyq_lanes.c").read_text()
     assert "#if defined(CG_LANES)" in source and "#if !defined(CG_LANES)" in source
-    pm = pin_model(shared("hyq"))
-    pd = pm.createData()
-    p = mod.parameters(model.parameter_values)
-    rng = np.random.default_rng(11)
-    for _ in range(4):
-        x, tau = random_state(model, rng)
-        q, v = model.to_pinocchio(x)
-        udot = rng.uniform(-1.0, 1.0, len(v))
-        assert relative_error(mod.inverse_dynamics(0.0, x, udot, p, tau) + tau,
-                              pin.rnea(pm, pd, q, v, udot)) < 1e-9
+    _check_hyq_against_rnea(model, mod, seed=11)
     cc = shutil.which("cc") or shutil.which("gcc")
     for define in ("-DCG_NO_LANES", "-UCG_NO_LANES"):
         run = subprocess.run([cc, "-std=c99", "-fsyntax-only", "-Wall", "-Werror", define,
-                              "-I", str(outdir / "hyq_lanes"), "-I", RUNTIME, str(outdir / "hyq_lanes" / "hyq_lanes.c")],
+                              "-I", str(outdir / "hyq_lanes"), "-I", RUNTIME,
+                              str(outdir / "hyq_lanes" / "hyq_lanes.c")],
                              capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[:2000]
 
@@ -99,16 +105,22 @@ def test_pairs_in_parts_equal_pinocchio(outdir, monkeypatch):
     source = (outdir / "hyq_lanes_parted" / "hyq_lanes_parted.c").read_text()
     assert "hyq_lanes_parted_inverse_dynamics_lanes_part0(" in source     # all pairs: one part
     assert "hyq_lanes_parted_inverse_dynamics_part1(" in source
-    pm = pin_model(shared("hyq"))
-    pd = pm.createData()
-    p = mod.parameters(model.parameter_values)
-    rng = np.random.default_rng(12)
-    for _ in range(3):
-        x, tau = random_state(model, rng)
-        q, v = model.to_pinocchio(x)
-        udot = rng.uniform(-1.0, 1.0, len(v))
-        assert relative_error(mod.inverse_dynamics(0.0, x, udot, p, tau) + tau,
-                              pin.rnea(pm, pd, q, v, udot)) < 1e-9
+    _check_hyq_against_rnea(model, mod, seed=12)
+
+
+def _paired(name, program_of, fraction):
+    """One of the sixteen's scalar program (program_of) and its program over pairs, which has
+    fewer than fraction of its operations; Pinocchio's model; the inputs by C name."""
+    _, _, floating, options = SIXTEEN[name]
+    path = robot_path(name)
+    model = from_urdf(path, floating_base=floating, **options)
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(
+        constants=model.constants, specifieds=model.specifieds)
+    scalar = program_of(eom)
+    lanes = lane_program(eom, scalar)
+    assert lanes is not None and lanes.operation_count < fraction * scalar.operation_count
+    objects = {n: o for o, n in lanes.names.items()}
+    return model, floating, scalar, lanes, pin_model(path, floating), objects
 
 
 @pytest.mark.skipif(pin is None, reason="Pinocchio is not installed")
@@ -116,17 +128,8 @@ def test_pairs_in_parts_equal_pinocchio(outdir, monkeypatch):
 def test_legged_robots_by_pairs_equal_pinocchio(name):
     """Each quadruped's program over pairs (run in Python, Pack and Lane included) against
     pin.rnea at two random states, the scalar program beside it."""
-    _, _, floating, options = SIXTEEN[name]
-    path = robot_path(name)
-    model = from_urdf(path, floating_base=floating, **options)
-    eom = GibbsAppellMethod(**model.kwargs).to_equations(
-        constants=model.constants, specifieds=model.specifieds)
-    scalar = inverse_program(eom)
-    lanes = lane_program(eom, scalar)
-    assert lanes is not None and lanes.operation_count < 0.95 * scalar.operation_count
-    pm = pin_model(path, floating)
+    model, floating, scalar, lanes, pm, objects = _paired(name, inverse_program, 0.95)
     pd = pm.createData()
-    objects = {n: o for o, n in lanes.names.items()}
     rng = np.random.default_rng(7)
     for a, q, v, tau in program_states(model, rng, 2):
         udot = rng.uniform(-1.0, 1.0, len(v))
@@ -145,18 +148,9 @@ def test_recursions_by_pairs_equal_pinocchio(name):
     """The articulated-body recursion with the legs side by side: the legs' inward passes
     before the base's, their outward passes after it, both over pairs (the base's
     acceleration read by both lanes), against pin.aba at two random states."""
-    _, _, floating, options = SIXTEEN[name]
-    path = robot_path(name)
-    model = from_urdf(path, floating_base=floating, **options)
-    eom = GibbsAppellMethod(**model.kwargs).to_equations(
-        constants=model.constants, specifieds=model.specifieds)
-    scalar = tree_program(eom)
-    lanes = lane_program(eom, scalar)
-    assert lanes is not None and lanes.operation_count < 0.75 * scalar.operation_count
+    model, floating, scalar, lanes, pm, objects = _paired(name, tree_program, 0.75)
     start = sum(len(e) for n, e in lanes.outputs[:[n for n, _ in lanes.outputs].index("ud")])
-    pm = pin_model(path, floating)
     pd = pm.createData()
-    objects = {n: o for o, n in lanes.names.items()}
     rng = np.random.default_rng(8)
     for a, q, v, tau in program_states(model, rng, 2):
         inputs = {objects[i.name]: a[i.array][i.index] for i in lanes.inputs}
