@@ -107,11 +107,10 @@ def _normalized(program) -> Program:
                 e.args[1].is_Symbol or isinstance(e.args[1], AppliedUndef)):
             into[s] = e
             continue
-        expanded = sm.expand(e)
-        if -expanded in seen:
-            into[s] = -seen[-expanded]
+        if -e in seen:             # (SymPy distributes the sign over a sum itself)
+            into[s] = -seen[-e]
             continue
-        seen.setdefault(expanded, s)
+        seen.setdefault(e, s)
         temps.append((s, e))
     outputs = [(n, [sm.sympify(x).xreplace(into) for x in xs]) for n, xs in program.outputs]
     return Program(inputs=program.inputs, names=program.names, temporaries=temps,

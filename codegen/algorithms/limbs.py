@@ -53,6 +53,7 @@ def input_owners(eom, program, chains) -> dict | None:
                 position += 1
     u_index = {u: j for j, u in enumerate(eom.u)}
     objects = {name: obj for obj, name in program.names.items()}
+    loads = [_loads(nd) for nd in eom.tree.nodes]
     owner, counts = {}, {}
     for inp in program.inputs:
         obj = objects[inp.name]
@@ -60,7 +61,7 @@ def input_owners(eom, program, chains) -> dict | None:
             read = {speed[u_index[s]][0] for s in sm.sympify(eom.qdot[inp.index]).free_symbols
                     if s in u_index}
         elif inp.array == "r":          # by the deepest body whose loads read it
-            node = max((k for k, nd in enumerate(eom.tree.nodes) if obj in _loads(nd)),
+            node = max((k for k in range(len(loads)) if obj in loads[k]),
                        key=lambda k: _depth(eom.tree.nodes, k), default=None)
             if node is None:
                 return None
