@@ -119,9 +119,9 @@ def _normalized(program) -> Program:
 
 class _Pairing:
     """Limbs a and b matched statement by statement: .vectors, the statements over pairs
-    ((symbol, expression), inputs and constants packed first); .outputs, {speed of a: (its
-    partner in b, the pair's symbol)}; .exports, {statement read outside its limb: (pair's
-    symbol, lane)}."""
+    ((symbol, expression), inputs and constants packed first; .pairs, those whose value is
+    a pair); .outputs, {(output, index) of a: ((output, index) of its partner in b, the
+    pair's symbol)}; .exports, {statement read outside its limb: (pair's symbol, lane)}."""
 
     def __init__(self, a, b, chains, nodes, owner, defs, limb_of, program, roles):
         self.a, self.b, self.owner, self.defs, self.limb_of = a, b, owner, defs, limb_of
@@ -333,7 +333,8 @@ class _Pairing:
 
 def _assemble(program, pairs, limb_of) -> Program:
     """The scalar statements outside the pairs, the pairs', their values read lane by lane,
-    scheduled as the scalar program (depth first, Sethi–Ullman)."""
+    sorted topologically, then scheduled as the scalar program (depth first, Sethi–Ullman)
+    in three runs (_runs)."""
     paired = {p.a for p in pairs} | {p.b for p in pairs}
     before, after, read = [], [], {s for p in pairs for s in p.exports}
     for s, e in program.temporaries:           # scalar: before the pairs or reading them

@@ -42,8 +42,8 @@ def same_joints(nodes, a, b) -> bool:
 
 def input_owners(eom, program, chains) -> dict | None:
     """{input object: (limb, its role there)}: a speed's u and u' by the node owning it, a
-    coordinate by the speeds its q' reads, an input r by the speeds whose forces Q read it
-    (None where one reads two chains')."""
+    coordinate by the speeds its q' reads, an input r by the deepest body whose loads read
+    it; a parameter is no limb's (None where a coordinate reads two chains')."""
     speed = {}
     for li, chain in enumerate(chains):
         position = 0
