@@ -287,8 +287,8 @@ class _Pairing:
                     raise _Mismatch("too many orders")
                 saved = (list(self.vectors), dict(self.keys), dict(self.bound), dict(self.rbound),
                          set(self.pairs))
-                try:
-                    out.extend(self.pair(x, y) for x, y in zip(xs, order))
+                try:        # a list first: an order that fails leaves no terms behind
+                    out.extend([self.pair(x, y) for x, y in zip(xs, order)])
                     break
                 except _Mismatch:
                     self.vectors, self.keys, self.bound, self.rbound, self.pairs = saved
