@@ -49,7 +49,8 @@ import numpy as np
 
 __all__ = ["FLAGS", "PINOCCHIO_LIBS", "Unavailable", "Toolchain", "toolchain", "run_step",
            "render_bench", "cached_cxx_object", "peer_object", "draw_states", "tangent", "compile_c",
-           "build_program", "export_model", "Driver", "build_driver", "run_driver", "measure"]
+           "build_program", "export_model", "export_jacobian", "Driver", "build_driver",
+           "run_driver", "measure"]
 
 #: the flags of both sides' compiles
 FLAGS = ("-O3", "-DNDEBUG", "-fno-math-errno")
@@ -287,12 +288,21 @@ def build_program(tc: Toolchain, peer: list, exports: list, name: str, jacobian_
 def export_model(model, name: str, folder: Path, separate_jacobian: bool = False) -> list:
     """The standalone exports a driver is built from: model exported with the default
     options and, with separate_jacobian=True, again with jacobian=True (see build_driver)."""
+    return [_export(model, name, folder, None)] + (
+        [export_jacobian(model, name, folder)] if separate_jacobian else [])
+
+
+def export_jacobian(model, name: str, folder: Path) -> Path:
+    """model exported again with jacobian=True, as {name}_jacobian (for a model whose
+    default build leaves its Jacobian out)."""
+    return _export(model, f"{name}_jacobian", folder, True)
+
+
+def _export(model, name: str, folder: Path, jacobian) -> Path:
     from .. import GibbsAppellMethod
     from ..export.standalone import export_c
-    names = [name] + ([f"{name}_jacobian"] if separate_jacobian else [])
-    return [export_c(GibbsAppellMethod(**model.kwargs), n, folder, constants=model.constants,
-                     specifieds=model.specifieds, driver=False,
-                     jacobian=True if n != name else None) for n in names]
+    return export_c(GibbsAppellMethod(**model.kwargs), name, folder, constants=model.constants,
+                    specifieds=model.specifieds, driver=False, jacobian=jacobian)
 
 
 #: the driver's timed functions, as callgrind names them: (ours, Pinocchio's) per key
