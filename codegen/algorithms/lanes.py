@@ -1,6 +1,8 @@
-"""Mirrored limbs side by side: the inverse dynamics of two limbs of one shape (HyQ's left
+"""Mirrored limbs side by side: a tree's program (the inverse dynamics, the articulated-body
+recursion, the composite-rigid-body M, or M and F) over two limbs of one shape (HyQ's left
 and right legs) as one program over pairs of doubles, each pair one SSE2 register (cg_v2,
-cg_math.h), so that the two limbs' arithmetic costs one limb's.
+cg_math.h), so that the two limbs' arithmetic costs one limb's. Pairs are kept only where
+they leave fewer operations (Atlas's M pairs its legs alone, and its packing costs more).
 
 The scalar program (codegen.algorithms.rnea) is taken apart into limbs: the chains of a tree
 between its branchings. Two limbs pair when their statements match one to one up to their
@@ -42,6 +44,10 @@ __all__ = ["lane_program"]
 # statements named by the passes after a node (codegen.algorithms.rnea's cg_ia<k>_<i>):
 # partners must be those of partner nodes
 _NODE_LABEL = re.compile(r"^cg_([A-Za-z]+)(\d+)_(.*)$")
+# (kind, components after the node) -> the components that name nodes too: the composite
+# mass's column of node k carried up to its ancestor (codegen.algorithms.crba:
+# cf<k>_<up>_<i>_<a>) through node t's transport (cT<k>_<up>_<a>_<t>_<i>_<j>)
+_NODES_NAMED = {("cf", 3): (0,), ("cT", 5): (0, 2)}
 # orders tried for a group of terms of one form before the pair is given up
 _ORDERS_TRIED = 720
 
@@ -63,6 +69,7 @@ def lane_program(eom, program: Program) -> Program | None:
     owner = input_owners(eom, program, chains) if candidates else None
     if owner is None:
         return None
+    scalar = program.operation_count
     program = _normalized(program)
     temps = program.temporaries
     defs = dict(temps)
@@ -80,6 +87,9 @@ def lane_program(eom, program: Program) -> Program | None:
     if not pairs:
         return None
     lanes = _assemble(program, pairs, limb_of)
+    # Atlas's mass matrix pairs its legs only, and their packing costs more than it saves
+    if lanes.operation_count >= scalar:
+        return None
     return lanes if _agrees(program, lanes) else None
 
 
@@ -172,8 +182,11 @@ class _Pairing:
         m = _NODE_LABEL.match(str(s))
         if m is None:
             return None
-        node = int(m.group(2))
-        return m.group(1), self.node_partner.get(node, -1) if mapped else node, m.group(3)
+        kind, node, rest = m.group(1), int(m.group(2)), m.group(3).split("_")
+        if mapped:
+            for i in _NODES_NAMED.get((kind, len(rest)), ()):
+                rest[i] = str(self.node_partner.get(int(rest[i]), int(rest[i])))
+        return kind, self.node_partner.get(node, -1) if mapped else node, "_".join(rest)
 
     def _named(self, key, value):
         """A symbol for the pair value() (called once: its statements come first)."""
@@ -322,7 +335,12 @@ class _Pairing:
             return f"in:{self.owner[e][1]}"
         if e in self.defs:          # a CSE temporary by its value's form (the other side's
             m = _NODE_LABEL.match(str(e))     # may be written out)
-            return f"t:{m.group(1)}:{m.group(3)}" if m else self._form(self.defs[e])
+            if m is None:
+                return self._form(self.defs[e])
+            rest = m.group(3).split("_")
+            for i in _NODES_NAMED.get((m.group(1), len(rest)), ()):
+                rest[i] = "#"
+            return f"t:{m.group(1)}:{'_'.join(rest)}"
         if e.is_Add:
             return "x"
         if e.is_Symbol or isinstance(e, AppliedUndef):

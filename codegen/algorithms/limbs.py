@@ -44,13 +44,7 @@ def input_owners(eom, program, chains) -> dict | None:
     """{input object: (limb, its role there)}: a speed's u and u' by the node owning it, a
     coordinate by the speeds its q' reads, an input r by the deepest body whose loads read
     it; a parameter is no limb's (None where a coordinate reads two chains')."""
-    speed = {}
-    for li, chain in enumerate(chains):
-        position = 0
-        for k in chain:
-            for j in eom.tree.nodes[k].speeds:
-                speed[j] = (li, position)
-                position += 1
+    speed = _speed_places(eom.tree.nodes, chains)
     u_index = {u: j for j, u in enumerate(eom.u)}
     objects = {name: obj for obj, name in program.names.items()}
     loads = [_loads(nd) for nd in eom.tree.nodes]
@@ -83,6 +77,18 @@ def input_owners(eom, program, chains) -> dict | None:
         counts[li, inp.array] = counts.get((li, inp.array), -1) + 1
         owner[obj] = (li, f"{inp.array}{counts[li, inp.array]}")
     return owner
+
+
+def _speed_places(nodes, chains) -> dict:
+    """{speed: (limb, its place among the limb's speeds)}."""
+    place = {}
+    for li, chain in enumerate(chains):
+        position = 0
+        for k in chain:
+            for j in nodes[k].speeds:
+                place[j] = (li, position)
+                position += 1
+    return place
 
 
 def _loads(nd) -> set:
@@ -120,8 +126,10 @@ def statement_limbs(temps, owner, chains, nodes) -> dict:
 
 
 def output_roles(eom, program, owner) -> dict:
-    """{(output, index): (limb, role)}: an output per speed (tau, ud, D) by the speed's u, one
-    per coordinate (qd) by its q."""
+    """{(output, index): (limb, role)}: an output per speed (tau, ud, D, F) by the speed's u,
+    one per coordinate (qd) by its q; an entry of M (its packed lower triangle, row by row)
+    by its two speeds' places where both are one limb's, or one limb's and the other an
+    ancestor's (read alike by both lanes); an entry between two limbs by neither."""
     by_input = {}
     objects = {name: obj for obj, name in program.names.items()}
     for inp in program.inputs:
@@ -130,9 +138,32 @@ def output_roles(eom, program, owner) -> dict:
             by_input[inp.index] = owner[obj]
     roles = {}
     for name, exprs in program.outputs:
+        if name == "M":
+            roles.update(_mass_roles(eom))
+            continue
         for i in range(len(exprs)):
-            key = eom.nq + i if name in ("tau", "ud", "D") else i if name == "qd" else None
+            key = eom.nq + i if name in ("tau", "ud", "D", "F") else i if name == "qd" else None
             if key is not None and key in by_input:
                 li, role = by_input[key]
                 roles[name, i] = (li, f"{name}:{role}")
+    return roles
+
+
+def _mass_roles(eom) -> dict:
+    """output_roles' entries of M."""
+    nodes = eom.tree.nodes
+    chains = limbs(nodes)
+    above = [ancestors(nodes, chains, li) for li in range(len(chains))]
+    place = _speed_places(nodes, chains)
+    roles, n = {}, 0
+    for i in range(eom.nu):
+        for j in range(i + 1):
+            (li, pi), (lj, pj) = place[i], place[j]
+            if li == lj:
+                roles["M", n] = (li, f"M:{pi}:{pj}")
+            elif lj in above[li]:
+                roles["M", n] = (li, f"M:{pi}:@{j}")
+            elif li in above[lj]:
+                roles["M", n] = (lj, f"M:@{i}:{pj}")
+            n += 1
     return roles

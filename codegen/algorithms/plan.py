@@ -126,6 +126,11 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         if composite is not None and \
                 composite["mass"].operation_count < programs["eval"].operation_count:
             programs["mass"] = composite["mass"]
+    if composite is not None and not looped:
+        # the composite programs with mirrored limbs side by side (codegen.algorithms.lanes)
+        for kind in ("eval", "mass"):
+            if kind in programs and programs[kind] is composite[kind]:
+                programs[kind].lanes = lane_program(eom, programs[kind])
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)

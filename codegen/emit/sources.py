@@ -53,12 +53,23 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
     storage = "packed lower triangle" if eom.symmetric else "full, row-major"
     # a model's M by its mass function alone, which eval calls (codegen.algorithms.plan)
     calls_mass = "mass" in programs and "M" not in dict(programs["eval"].outputs)
-    functions = [function_data("eval", f"{name}_eval", programs["eval"],
-                           f"q' into qd, the mass matrix into M ({storage}), F into F"
-                           + (", the constraint matrix into A, B' into Bd and Baumgarte's"
-                              " term into S (A u' = B' + S)" if c else "")
-                           + (f" (M by {name}_mass)" if calls_mass else ": one pass"),
-                           [("mass", f"{name}_mass")] if calls_mass else ())]
+    functions = []
+
+    def add(kind, program, comment, **options):
+        """kind's function, and before it its twin over pairs where program has one
+        (mirrored limbs side by side, where cg_math.h has cg_v2), each under its guard."""
+        if program.lanes is not None:
+            functions.append(dict(function_data(kind, f"{name}_{kind}", program.lanes,
+                                                comment + ", mirrored limbs side by side",
+                                                options.get("calls", ())),
+                                  guard="defined(CG_LANES)", part_symbol=f"{name}_{kind}_lanes"))
+        functions.append(dict(function_data(kind, f"{name}_{kind}", program, comment, **options),
+                              guard="!defined(CG_LANES)" if program.lanes is not None else ""))
+    add("eval", programs["eval"], f"q' into qd, the mass matrix into M ({storage}), F into F"
+        + (", the constraint matrix into A, B' into Bd and Baumgarte's"
+           " term into S (A u' = B' + S)" if c else "")
+        + (f" (M by {name}_mass)" if calls_mass else ": one pass"),
+        calls=[("mass", f"{name}_mass")] if calls_mass else ())
     # the descriptor's function pointers, in cg_model's order (0: the model has none)
     pointers = dict.fromkeys(FUNCTIONS, "0")
     pointers["eval"] = f"{name}_eval"
@@ -92,14 +103,7 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
             # solved in place by it, whenever the model has one)
             overwritten = {"R": overwritten_entries(programs["columns"], nx)} \
                 if kind == "jacobian" and "columns" in programs else None
-            lanes = programs[key].lanes
-            if lanes is not None:       # mirrored limbs side by side, where cg_math.h has cg_v2
-                functions.append(dict(function_data(kind, f"{name}_{kind}", lanes, comment
-                                                    + ", mirrored limbs side by side"),
-                                      guard="defined(CG_LANES)", part_symbol=f"{name}_{kind}_lanes"))
-            functions.append(dict(function_data(kind, f"{name}_{kind}", programs[key], comment,
-                                                overwritten=overwritten),
-                                  guard="!defined(CG_LANES)" if lanes is not None else ""))
+            add(kind, programs[key], comment, overwritten=overwritten)
             pointers[kind] = f"{name}_{kind}"
     nr = len(eom.specified_names)
     feedback = None
@@ -109,9 +113,9 @@ def emit(programs: dict, eom: EquationsOfMotion, name: str, rank_rtol: float,
                                               "row-major; c = r_ref + K x_ref)")
         pointers["feedback"] = feedback["symbol"]
     tree, solve = "tree" in programs, "solve" in programs
-    if calls_mass:                  # defined before its caller
-        functions.insert(0, functions.pop(next(i for i, f in enumerate(functions)
-                                               if f["kind"] == "mass")))
+    if calls_mass:                  # defined before its caller (both twins, where paired)
+        functions = [f for f in functions if f["kind"] == "mass"] + \
+            [f for f in functions if f["kind"] != "mass"]
     # the equations' operations (the solve is counted apart, as the peers do it numerically)
     # (and M's, where eval calls the mass function for it)
     ops = sum(executed_operations(p, k) for k, p in programs.items()

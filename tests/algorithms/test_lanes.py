@@ -17,8 +17,9 @@ from codegen.algorithms.lanes import lane_program
 from codegen.programs.pairs import program_values
 from codegen.algorithms.aba import tree_program
 from codegen.algorithms.rnea import inverse_program
+from codegen.algorithms.crba import composite_programs
 from codegen.robots import from_urdf
-from robot_oracle import (SIXTEEN, pin, pin_model, program_states, random_state,
+from robot_oracle import (SIXTEEN, pin, pin_dynamics, pin_model, program_states, random_state,
                           relative_error, robot_path, shared)
 
 # the robots of the sixteen whose legs pair (Solo12, ANYmal, the Go2, the A1, Laikago, the
@@ -159,4 +160,28 @@ def test_recursions_by_pairs_equal_pinocchio(name, fraction):
         full = np.concatenate([np.zeros(6) if floating else [], tau])
         values = program_values(lanes, inputs)
         assert relative_error(values[start:start + len(v)], pin.aba(pm, pd, q, v, full)) < 1e-9
+        assert relative_error(values, program_values(scalar, inputs)) < 1e-12
+
+
+@pytest.mark.skipif(pin is None, reason="Pinocchio is not installed")
+@pytest.mark.parametrize("name, kind, fraction", [
+    ("hyq", "mass", 0.7), ("hyq", "eval", 0.7), ("solo12", "mass", 0.8),
+    ("solo12", "eval", 0.8), ("anymal", "mass", 0.8), ("talos", "mass", 0.95)])
+def test_composite_programs_by_pairs_equal_pinocchio(name, kind, fraction):
+    """The composite-rigid-body programs with the limbs side by side: M's entries within a
+    limb, and between a limb and its ancestors, by pairs ("mass"; "eval" with q' and F),
+    against pin.crba and pin.rnea at two random states, the scalar program beside them."""
+    model, floating, scalar, lanes, pm, objects = _paired(
+        name, lambda eom: composite_programs(eom)[kind], fraction)
+    rng = np.random.default_rng(9)
+    for a, q, v, tau in program_states(model, rng, 2):
+        inputs = {objects[i.name]: a[i.array][i.index] for i in lanes.inputs}
+        values = program_values(lanes, inputs)
+        M, F = pin_dynamics(model, pm, a["x"], tau)
+        got, start = {}, 0
+        for n, exprs in lanes.outputs:
+            got[n], start = values[start:start + len(exprs)], start + len(exprs)
+        assert relative_error(got["M"], M[np.tril_indices(len(M))]) < 1e-9
+        if kind == "eval":
+            assert relative_error(got["F"], F) < 1e-9
         assert relative_error(values, program_values(scalar, inputs)) < 1e-12
