@@ -126,11 +126,6 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         if composite is not None and \
                 composite["mass"].operation_count < programs["eval"].operation_count:
             programs["mass"] = composite["mass"]
-    if composite is not None and not looped:
-        # the composite programs with mirrored limbs side by side (codegen.algorithms.lanes)
-        for kind in ("eval", "mass"):
-            if kind in programs and programs[kind] is composite[kind]:
-                programs[kind].lanes = lane_program(eom, programs[kind])
     tree = solve = None
     if eom.tree is not None and c is None:
         tree = tree_program(eom)
@@ -150,6 +145,13 @@ def build_programs(eom: EquationsOfMotion, unrolled_limit: int, jacobian: bool |
         programs["tree"] = tree
     elif solve is not None:
         programs["solve"] = solve
+    if composite is not None and not looped:
+        # the composite programs with mirrored limbs side by side (codegen.algorithms.lanes):
+        # M's, and M and F's where the right-hand side solves with them (not beside the
+        # recursion: Talos's 9,677 operations matched and emitted twice for no call's gain)
+        for kind in ("mass",) if tree is not None else ("eval", "mass"):
+            if kind in programs and programs[kind] is composite[kind]:
+                programs[kind].lanes = lane_program(eom, programs[kind])
     inverse = inverse_program(eom)
     if inverse is not None:
         inverse.lanes = lane_program(eom, inverse)
