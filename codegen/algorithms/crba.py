@@ -40,7 +40,14 @@ from ..symbolic.spatial import skew
 from .rnea import newton_euler
 
 __all__ = ["composite_programs", "eval_program", "mass_columns_program", "mass_entries",
-           "MASS_LOOP_ENTRIES"]
+           "MASS_LOOP_ENTRIES", "NODES_NAMED"]
+
+#: the statements whose names give more nodes than their own (cg_<kind><node>_<rest>):
+#: (kind, components of rest) -> the components that are nodes. Node k's column carried up
+#: to its ancestor is cf<k>_<up>_<i>_<a>, through node t's transport cT<k>_<up>_<a>_<t>_<i>_<j>
+#: (composite_mass, _carried_up); mirrored limbs map them through the partner nodes
+#: (codegen.algorithms.lanes)
+NODES_NAMED = {("cf", 3): (0,), ("cT", 5): (0, 2)}
 
 #: above this many structurally nonzero entries in M's lower triangle, a tree's mass
 #: function is the column loop (mass_columns_program) instead of the straight-line

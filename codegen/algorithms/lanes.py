@@ -34,6 +34,7 @@ import numpy as np
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
+from .crba import NODES_NAMED
 from .limbs import ancestors, input_owners, limbs, output_roles, same_joints, statement_limbs
 from ..programs.pairs import Lane, Pack, program_values
 from ..programs.program import Program, live_temporaries
@@ -44,10 +45,6 @@ __all__ = ["lane_program"]
 # statements named by the passes after a node (codegen.algorithms.rnea's cg_ia<k>_<i>):
 # partners must be those of partner nodes
 _NODE_LABEL = re.compile(r"^cg_([A-Za-z]+)(\d+)_(.*)$")
-# (kind, components after the node) -> the components that name nodes too: the composite
-# mass's column of node k carried up to its ancestor (codegen.algorithms.crba:
-# cf<k>_<up>_<i>_<a>) through node t's transport (cT<k>_<up>_<a>_<t>_<i>_<j>)
-_NODES_NAMED = {("cf", 3): (0,), ("cT", 5): (0, 2)}
 # orders tried for a group of terms of one form before the pair is given up
 _ORDERS_TRIED = 720
 
@@ -184,7 +181,7 @@ class _Pairing:
             return None
         kind, node, rest = m.group(1), int(m.group(2)), m.group(3).split("_")
         if mapped:
-            for i in _NODES_NAMED.get((kind, len(rest)), ()):
+            for i in NODES_NAMED.get((kind, len(rest)), ()):
                 rest[i] = str(self.node_partner.get(int(rest[i]), int(rest[i])))
         return kind, self.node_partner.get(node, -1) if mapped else node, "_".join(rest)
 
@@ -338,7 +335,7 @@ class _Pairing:
             if m is None:
                 return self._form(self.defs[e])
             rest = m.group(3).split("_")
-            for i in _NODES_NAMED.get((m.group(1), len(rest)), ()):
+            for i in NODES_NAMED.get((m.group(1), len(rest)), ()):
                 rest[i] = "#"
             return f"t:{m.group(1)}:{'_'.join(rest)}"
         if e.is_Add:
