@@ -71,7 +71,7 @@ def lane_program(eom, program: Program) -> Program | None:
     temps = program.temporaries
     defs = dict(temps)
     limb_of = statement_limbs(temps, owner, chains, tree.nodes)
-    roles = output_roles(eom, program, owner)
+    roles = output_roles(eom, program, owner, chains)
     pairs, used = [], set()
     for a, b in candidates:
         if a in used or b in used:
@@ -179,11 +179,11 @@ class _Pairing:
         m = _NODE_LABEL.match(str(s))
         if m is None:
             return None
-        kind, node, rest = m.group(1), int(m.group(2)), m.group(3).split("_")
-        if mapped:
-            for i in NODES_NAMED.get((kind, len(rest)), ()):
-                rest[i] = str(self.node_partner.get(int(rest[i]), int(rest[i])))
-        return kind, self.node_partner.get(node, -1) if mapped else node, "_".join(rest)
+        node = int(m.group(2))
+        if not mapped:
+            return m.group(1), node, m.group(3)
+        return m.group(1), self.node_partner.get(node, -1), \
+            _rest(m, lambda n: str(self.node_partner.get(n, n)))
 
     def _named(self, key, value):
         """A symbol for the pair value() (called once: its statements come first)."""
@@ -332,18 +332,22 @@ class _Pairing:
             return f"in:{self.owner[e][1]}"
         if e in self.defs:          # a CSE temporary by its value's form (the other side's
             m = _NODE_LABEL.match(str(e))     # may be written out)
-            if m is None:
-                return self._form(self.defs[e])
-            rest = m.group(3).split("_")
-            for i in NODES_NAMED.get((m.group(1), len(rest)), ()):
-                rest[i] = "#"
-            return f"t:{m.group(1)}:{'_'.join(rest)}"
+            return f"t:{m.group(1)}:{_rest(m, lambda n: '#')}" if m else self._form(self.defs[e])
         if e.is_Add:
             return "x"
         if e.is_Symbol or isinstance(e, AppliedUndef):
             return f"s:{e}"
         inner = sorted(self._form(x) for x in e.args if not x.is_Number)
         return f"{type(e).__name__}({','.join(inner)})"
+
+
+def _rest(m, node) -> str:
+    """A node label's components after its node (_NODE_LABEL's match m), each that names a
+    node too (crba.NODES_NAMED) written as node(that node)."""
+    rest = m.group(3).split("_")
+    for i in NODES_NAMED.get((m.group(1), len(rest)), ()):
+        rest[i] = node(int(rest[i]))
+    return "_".join(rest)
 
 
 def _assemble(program, pairs, limb_of) -> Program:

@@ -125,45 +125,36 @@ def statement_limbs(temps, owner, chains, nodes) -> dict:
     return limb_of
 
 
-def output_roles(eom, program, owner) -> dict:
-    """{(output, index): (limb, role)}: an output per speed (tau, ud, D, F) by the speed's u,
-    one per coordinate (qd) by its q; an entry of M (its packed lower triangle, row by row)
-    by its two speeds' places where both are one limb's, or one limb's and the other an
-    ancestor's (read alike by both lanes); an entry between two limbs by neither."""
-    by_input = {}
+def output_roles(eom, program, owner, chains) -> dict:
+    """{(output, index): (limb, role)}: an output per speed (tau, ud, D, F) by the speed's
+    place in its limb, one per coordinate (qd) by its q's role; an entry of M (its packed
+    lower triangle, row by row) by its two speeds' places where both are one limb's, or one
+    limb's and the other an ancestor's (read alike by both lanes); an entry between two
+    limbs by neither."""
+    nodes = eom.tree.nodes
+    place = _speed_places(nodes, chains)
     objects = {name: obj for obj, name in program.names.items()}
-    for inp in program.inputs:
-        obj = objects[inp.name]
-        if inp.array == "x" and obj in owner:
-            by_input[inp.index] = owner[obj]
+    by_q = {inp.index: owner[objects[inp.name]] for inp in program.inputs
+            if inp.array == "x" and inp.index < eom.nq and objects[inp.name] in owner}
+    above = [ancestors(nodes, chains, li) for li in range(len(chains))]
     roles = {}
     for name, exprs in program.outputs:
-        if name == "M":
-            roles.update(_mass_roles(eom))
-            continue
-        for i in range(len(exprs)):
-            key = eom.nq + i if name in ("tau", "ud", "D", "F") else i if name == "qd" else None
-            if key is not None and key in by_input:
-                li, role = by_input[key]
-                roles[name, i] = (li, f"{name}:{role}")
-    return roles
-
-
-def _mass_roles(eom) -> dict:
-    """output_roles' entries of M."""
-    nodes = eom.tree.nodes
-    chains = limbs(nodes)
-    above = [ancestors(nodes, chains, li) for li in range(len(chains))]
-    place = _speed_places(nodes, chains)
-    roles, n = {}, 0
-    for i in range(eom.nu):
-        for j in range(i + 1):
-            (li, pi), (lj, pj) = place[i], place[j]
-            if li == lj:
-                roles["M", n] = (li, f"M:{pi}:{pj}")
-            elif lj in above[li]:
-                roles["M", n] = (li, f"M:{pi}:@{j}")
-            elif li in above[lj]:
-                roles["M", n] = (lj, f"M:@{i}:{pj}")
-            n += 1
+        if name == "qd":
+            roles.update({(name, i): (by_q[i][0], f"qd:{by_q[i][1]}")
+                          for i in range(len(exprs)) if i in by_q})
+        elif name in ("tau", "ud", "D", "F"):
+            roles.update({(name, j): (place[j][0], f"{name}:{place[j][1]}")
+                          for j in range(len(exprs))})
+        elif name == "M":
+            n = 0
+            for i in range(eom.nu):
+                for j in range(i + 1):
+                    (li, pi), (lj, pj) = place[i], place[j]
+                    if li == lj:
+                        roles["M", n] = (li, f"M:{pi}:{pj}")
+                    elif lj in above[li]:
+                        roles["M", n] = (li, f"M:{pi}:@{j}")
+                    elif li in above[lj]:
+                        roles["M", n] = (lj, f"M:@{i}:{pj}")
+                    n += 1
     return roles
