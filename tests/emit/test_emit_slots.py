@@ -94,6 +94,9 @@ def test_parted_functions_agree_with_pinocchio(parted):
     assert len(sizes) >= 3 and "slots8_jacobian_part" in text and "slots8_tree_part" in text
     assert "cg_sincos2(x[angle[2 * i]]" in text       # the coordinates' sin/cos loop, checked too
     assert "= cg_window(w + " in text                 # and the parts' windows into w
+    # the inverse dynamics in parts is not scheduled (CG_SCHEDULED: a whole function's)
+    assert "slots8_inverse_dynamics_part" in text
+    assert not re.search(r"CG_SCHEDULED (?:static )?void", text)
     assert sum(sizes) < 0.6 * temporaries        # slots shared (283 for 505 stores)
     # a value that only names another (an input, a temporary, a sine or cosine) or its
     # negative is read as that value, not copied from slot to slot
