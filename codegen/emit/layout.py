@@ -358,11 +358,12 @@ CLONED = frozenset({"jacobian", "parameter_jacobian", "columns", "mass"})
 
 
 #: the kinds whose function, when whole (not in parts), GCC schedules before register
-#: allocation (cg_math.h's CG_SCHEDULED). Measured against CppADCodeGen's RNEA, time lead
-#: without and with: UR5 1.88 and 2.02, iiwa 2.35 and 2.58, HyQ 2.41 and 2.59, Solo12 2.81
-#: and 3.27. Not the right-hand side's: HyQ's eval over pairs ran 12 % slower scheduled,
-#: its L D L^T 5 %; the iiwa's and Solo12's recursions within the noise
-SCHEDULED = frozenset({"inverse_dynamics"})
+#: allocation (cg_math.h's CG_SCHEDULED), and eval_ldl (codegen.emit.sources). Time lead
+#: over CppADCodeGen without and with: RNEA, UR5 1.88 and 2.02, iiwa 2.35 and 2.58, HyQ
+#: 2.41 and 2.59, Solo12 2.81 and 3.27; ABA, the UR5's eval_ldl 2.27 and 2.36-2.48. Not
+#: the other forms of x': HyQ's eval over pairs ran 12 % slower scheduled, its L D L^T 5 %,
+#: the iiwa's and Solo12's recursions within the noise
+SCHEDULED = frozenset({"inverse_dynamics", "eval_ldl"})
 
 
 #: an output with at least this many zeros by structure, none of its entries read by the

@@ -22,7 +22,7 @@ from ..equations.signals import entry_names
 from ..version import __version__
 from .column_loops import overwritten_entries
 from . import layout
-from .layout import executed_operations, function_data, spread_parts
+from .layout import SCHEDULED, executed_operations, function_data, spread_parts
 from .render import render
 
 __all__ = ["Sources", "emit"]
@@ -214,7 +214,7 @@ def _eval_ldl(functions: list, name: str, nm: int, nu: int, eval_operations: int
             or nm < EVAL_LDL_SHARE * eval_operations:
         return None
     return dict(symbol=f"{name}_eval_ldl", signature=FUNCTIONS["eval_ldl"].signature,
-                eval=ev["symbol"], ldl=ldl["symbol"], nm=nm,
+                eval=ev["symbol"], ldl=ldl["symbol"], nm=nm, scheduled="eval_ldl" in SCHEDULED,
                 diagonal=[i * (i + 3) // 2 for i in range(nu)],
                 comment="q' into qd and u' into ud: eval, then M u' = F by the unrolled "
                         "L D L^T, in one body; the pivots into D, M's diagonal into Md")

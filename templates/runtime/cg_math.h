@@ -39,11 +39,11 @@
 #define CG_SCALAR
 #endif
 /* GCC's scheduling before register allocation, weighed against the registers it takes
-   (off by default on x86): the whole inverse dynamics (codegen.emit.layout.SCHEDULED),
-   whose two sweeps are written depth first, each statement after the one it reads, and
-   so run one long chain of latencies (the UR5's: 1.88x CppADCodeGen's RNEA in time
-   without it, 2.02x with, though it runs 36 more instructions). docs/design.md gives
-   the figures, and the kinds it slows. */
+   (off by default on x86): the whole inverse dynamics and eval_ldl
+   (codegen.emit.layout.SCHEDULED), whose statements are written depth first, each after
+   the one it reads, and so run long chains of latencies (the UR5's inverse dynamics:
+   1.88x CppADCodeGen's RNEA in time without it, 2.02x with, though it runs 36 more
+   instructions). docs/design.md gives the figures, and the kinds it slows. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define CG_SCHEDULED __attribute__((optimize("schedule-insns", "sched-pressure")))
 #else
