@@ -76,7 +76,7 @@ def column_loop(program: Program, statements: list, inputs: list, array: str) ->
     column["tables"], column["declare"], column["blocks"] = [], [], []     # declare: runs
     rows_b = len(dict(program.outputs)["B"])
     for g, (name, cols) in enumerate(program.column_groups):
-        ins = [i for i in reads if i["cname"].endswith(f"_g{g}") == bool(g)]
+        ins = [i for i in reads if _group_of(i["cname"]) == g]
         # a zero solved off the rows a group reads is R's zero there already
         rows = {i["index"] for i in ins}
         mine = [st for st, o in zip(body, owner) if o == name and not (
@@ -109,6 +109,14 @@ def column_loop(program: Program, statements: list, inputs: list, array: str) ->
             block = _lanes(ins, mine, step, array, lambda j: f"cg_c0 + {j}" if j else "cg_c0")
             column["blocks"].append(dict(block, run=run))
     return statements[:first], [i for i in inputs if i["array"] != array], column
+
+
+def _group_of(cname: str) -> int:
+    """The column group whose body reads an entry of B, by its C name
+    (codegen.algorithms.jacobian_columns: cg_b<j>_g<g> for a group g > 0, cg_b<j> for the
+    first body)."""
+    head, _, tail = cname.rpartition("_g")
+    return int(tail) if head and tail.isdigit() else 0
 
 
 def _group_runs(program: Program, cols: list) -> tuple:

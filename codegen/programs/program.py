@@ -294,6 +294,9 @@ def make_program(eom: EquationsOfMotion, groups, extra_inputs=(), extra_intermed
                                                  zip(items, reduced[:len(items)])])
         reduced = reduced[len(items):]
     temps, reduced = _propagate_copies(temps, reduced)
+    # a definition can go unread once its reader was found equal to an earlier one (the
+    # dedupe above): the HyQ's derivative program had 72 such, each a C compiler warning
+    temps = live_temporaries(temps, [("outputs", reduced)])
     present = set()
     for e in reduced + [e for _, e in temps]:
         present |= e.free_symbols | e.atoms(sm.Derivative) | e.atoms(sm.core.function.AppliedUndef)
