@@ -26,6 +26,8 @@ structural zeros.
 """
 from __future__ import annotations
 
+import random
+
 import sympy as sm
 from sympy.core.function import AppliedUndef
 
@@ -34,7 +36,7 @@ from ..programs.schedule import depth_first
 # the forward recursion's inputs and transports, shared
 from .tree_passes import carried_acceleration, planar, transported, tree_inputs
 
-__all__ = ["inverse_program", "newton_euler"]
+__all__ = ["inverse_program", "newton_euler", "joint_torques"]
 
 
 def inverse_program(eom, with_qd: bool = False) -> Program | None:
@@ -57,7 +59,11 @@ def _newton_euler(eom, with_qd) -> Program:
     for j, s in enumerate(ud):
         define.names[s] = f"cg_ud{j}"
         define.used.add(f"cg_ud{j}")
+    r = [o for o, n in define.names.items() if n in {i.name for i in prog.inputs if i.array == "r"}]
+    h, direct = joint_torques(nodes, S, h, [W, S, Q, [e for _, e in define.temps]], r)
     tau = newton_euler(nodes, S, W, h, Q, T, define, ud, carried=carry)
+    for j, e in direct.items():
+        tau[j] += e
     outputs = ([("qd", list(qd))] if with_qd else []) + [("tau", tau)]
     # operands by their register need (Sethi–Ullman): with the grouped inertias, HyQ's
     # 11 %, the iiwa's 5 % faster than depth first as written, Solo12's the same; the
@@ -70,6 +76,74 @@ def _newton_euler(eom, with_qd) -> Program:
     inputs = [i for i in prog.inputs if i.name in read]       # q' alone needs the others
     inputs += [Input(f"cg_ud{j}", "ud", j, f"ud[{j}]") for j, s in enumerate(ud) if s in used]
     return Program(inputs=inputs, names=define.names, temporaries=temps, outputs=outputs)
+
+
+def joint_torques(nodes, S, h, elsewhere, r) -> tuple:
+    """(h, direct): a joint's torque pair taken out of the bodies' biases and given to its
+    joint's tau directly. An input of r that is a pure moment b_child = beta r (on the
+    child's rows) and, on its parent's, -R^T beta r (R the child's rotation from it: the
+    same moment in the parent's frame), read nowhere else (elsewhere: expressions), adds
+    nothing to the parent's wrench once carried in, so nothing to any tau but the child's
+    joint's, s^T beta r; nor does a moment on a root alone (its reaction on the ground).
+    Left in, it is a subtraction on the child and an addition on the parent, both on the
+    inward pass's chain of latencies (the UR5's inverse dynamics: 958 -> 933 instructions,
+    73.2 -> 71.9 ns a call, means of three runs). direct: {speed: s^T beta r}. The
+    cancellation is checked at random values of R's symbols."""
+    b = [list(hk[1]) if isinstance(hk, tuple) else list(hk) for hk in h]
+    inputs, seen = set(r), set()
+    for e in _flat([elsewhere, [hk[0] for hk in h if isinstance(hk, tuple)]]):
+        e = sm.sympify(e)
+        seen |= (e.free_symbols | e.atoms(AppliedUndef)) & inputs
+    direct, rng = {}, random.Random(5)
+    for x in r:
+        readers = [k for k, bk in enumerate(b) if any(e.has(x) for e in bk)]
+        k = readers[-1] if readers else None
+        parent = nodes[k].parent if k is not None else -1
+        if x in seen or k is None or readers[:-1] not in ([], [parent]):
+            continue
+        beta = [sm.diff(e, x) for e in b[k]]
+        back = [sm.diff(e, x) for e in b[parent]] if parent >= 0 else []
+        if not all(c.is_number for c in beta + back) or _linear(nodes[k], beta) or (
+                back and _linear(nodes[parent], back)):
+            continue
+        if parent >= 0:
+            moment = sm.zeros(3, 1)
+            for row, c in zip(nodes[k].rows, beta):
+                if row < 3:
+                    moment[row] = c
+            moved = sm.Matrix(nodes[k].R).T * moment
+            for row, c in zip(nodes[parent].rows, back):
+                if row < 3:
+                    moved[row] += c
+            moved = [moved[row] for row in nodes[parent].rows if row < 3]
+            atoms = sorted(set().union(*(e.free_symbols | e.atoms(AppliedUndef) for e in moved)),
+                           key=str)
+            if any(abs(complex(sm.N(e.xreplace({a: rng.uniform(-3, 3) for a in atoms}))))
+                   > 1e-12 for _ in range(3) for e in moved):
+                continue
+        for n in readers:
+            b[n] = [e.xreplace({x: 0}) for e in b[n]]
+        for j, e in zip(nodes[k].speeds, S[k].T * sm.Matrix(beta)):
+            direct[j] = direct.get(j, 0) + e * x
+    if not direct:
+        return h, direct
+    return [(hk[0], b[k]) if isinstance(hk, tuple) else b[k] for k, hk in enumerate(h)], direct
+
+
+def _linear(node, values) -> bool:
+    """Whether any of values (on node's rows) is on a linear row (3-5): a force."""
+    return any(c != 0 for row, c in zip(node.rows, values) if row >= 3)
+
+
+def _flat(values):
+    """The expressions of nested lists and matrices, one by one."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        elif isinstance(v, sm.MatrixBase):
+            yield from v
+        else:
+            yield v
 
 
 def newton_euler(nodes, S, W, h, Q, T, define, ud, carried=False) -> list:

@@ -139,3 +139,47 @@ def test_carried_acceleration_equals_dense(name):
         tau = np.array(inverse({"x": x, "p": p, "r": r, "ud": ud})["tau"], dtype=float)
         expected = M @ ud - F
         assert np.allclose(tau, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+
+
+# the robots' joint torques the program gives to their joints directly, of their inputs r
+# (the iiwa's two others, and Atlas's eleven, are read inside a shared definition and stay)
+DIRECT = {"ur5": (6, 6), "iiwa": (5, 7), "hyq": (12, 12)}
+
+
+@pytest.mark.parametrize("name", DIRECT)
+def test_joint_torques_to_their_joints_equal_pinocchio(name):
+    """A joint's torque pair, a moment on the child and its reaction on the parent, is
+    read once, in its joint's tau (codegen.algorithms.rnea.joint_torques), and no longer
+    on the inward pass; tau = M u' - F still equals Pinocchio's (pin.crba, pin.rnea) with
+    random joint torques, as it does with the pairs left in the bodies' wrenches."""
+    from robot_oracle import SIXTEEN, pin, pin_dynamics, pin_model, program_states, robot_path
+    import codegen.algorithms.rnea as rnea
+    from codegen.robots import from_urdf
+    if pin is None:
+        pytest.skip("Pinocchio is not installed")
+    path, (floating, options) = robot_path(name), SIXTEEN[name][2:]
+    model = from_urdf(path, floating_base=floating, **options)
+    eom = GibbsAppellMethod(**model.kwargs).to_equations(constants=model.constants,
+                                                         specifieds=model.specifieds)
+    program = inverse_program(eom)
+    r = {n for n in (i.name for i in program.inputs if i.array == "r")}
+    rs = [o for o, n in program.names.items() if n in r]
+    outputs = dict(program.outputs)["tau"]
+    direct = sum(any(e.has(x) for x in rs) for e in outputs)
+    inside = [s for s, e in program.temporaries if any(e.has(x) for x in rs)]
+    assert (direct, len(rs)) == DIRECT[name]
+    assert len(inside) == (2 if name == "iiwa" else 0)
+    with pytest.MonkeyPatch.context() as mp:       # the pairs left in the wrenches
+        mp.setattr(rnea, "joint_torques", lambda nodes, S, h, elsewhere, r: (h, {}))
+        left = inverse_program(eom)
+    assert program.operation_count < left.operation_count
+    kept = program_function(left)
+    run, pm = program_function(program), pin_model(path, floating)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for a, q, v, tau in program_states(model, rng, 2):
+        a["ud"] = rng.uniform(-1.0, 1.0, eom.nu)
+        M, F = pin_dynamics(model, pm, a["x"], tau)
+        expected = M @ a["ud"] - F
+        ours = np.array(run(a)["tau"], dtype=float)
+        assert np.abs(ours - expected).max() < 1e-10 * max(1.0, np.abs(expected).max())
+        assert np.allclose(ours, np.array(kept(a)["tau"], dtype=float), rtol=1e-12, atol=1e-12)
