@@ -89,7 +89,7 @@ def joint_torques(nodes, S, h, elsewhere, r) -> tuple:
     inward pass's chain of latencies (the UR5's inverse dynamics: 958 -> 933 instructions,
     73.2 -> 71.9 ns a call, means of three runs). direct: {speed: s^T beta r}. The
     cancellation is checked at random values of R's symbols."""
-    b = [list(hk[1]) if isinstance(hk, tuple) else list(hk) for hk in h]
+    b = [[sm.sympify(e) for e in (hk[1] if isinstance(hk, tuple) else hk)] for hk in h]
     inputs, seen = set(r), set()
     for e in _flat([elsewhere, [hk[0] for hk in h if isinstance(hk, tuple)]]):
         e = sm.sympify(e)
@@ -122,7 +122,7 @@ def joint_torques(nodes, S, h, elsewhere, r) -> tuple:
                    > 1e-12 for _ in range(3) for e in moved):
                 continue
         for n in readers:
-            b[n] = [e.xreplace({x: 0}) for e in b[n]]
+            b[n] = [e.xreplace({x: sm.S.Zero}) for e in b[n]]
         for j, e in zip(nodes[k].speeds, S[k].T * sm.Matrix(beta)):
             direct[j] = direct.get(j, 0) + e * x
     if not direct:
