@@ -26,7 +26,7 @@ def overwritten_entries(columns: Program, nx: int) -> frozenset:
     outputs = dict(columns.outputs)
     out, read = set(), set()
     for g, (name, cols) in enumerate(groups, 1):
-        rows = {i.index for i in columns.inputs if i.array == "B" and i.name.endswith(f"_g{g}")}
+        rows = {i.index for i in columns.inputs if i.array == "B" and _group_of(i.name) == g}
         out.update(j * nx + c for c in cols for j, e in enumerate(outputs[name])
                    if j not in rows and e != 0)
         pads, _ = _group_runs(columns, cols)
@@ -65,7 +65,7 @@ def column_loop(program: Program, statements: list, inputs: list, array: str) ->
     # when state says B is R; the first body over the others then, or over all of B's
     own = {}
     for g, (name, _) in enumerate(program.column_groups[1:], 1):
-        seeds = {o for o, n in program.names.items() if n.endswith(f"_g{g}") and n in read}
+        seeds = {o for o, n in program.names.items() if _group_of(n) == g and n in read}
         own.update({sym: name for sym in dependents(program.temporaries, seeds)})
     owner = [own.get(sym, "B") for sym, _ in program.temporaries[first:]]
     owner += [st["array"] for st in statements[first + len(owner):]]
